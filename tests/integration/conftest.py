@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Fixtures for tests that talk to the real local control plane.
+
+``cluster`` starts the local cluster once per session (profile openshift by
+default, GPUOPS_TEST_PROFILE to change), or reuses one that is already
+running in .localcluster/ (`make cluster-up`). A cluster this session started
+is stopped at the end; a reused one is left running.
+
+``ansible_task`` runs one task through ansible-playbook, for real, and returns
+its result as a dict.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+
+import pytest
+
+from localcluster.audit import AuditLog
+from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, ".build")
+
+
+class Cluster(object):
+    """What tests get: paths, an API client for the admin user, the audit log."""
+
+    def __init__(self, lc, profile):
+        self.lc = lc
+        self.profile = profile
+        self.workdir = lc.workdir
+        self.kubeconfig = lc.kubeconfig
+        self.server = lc.server
+        self.api = lc.api_client()
+        self.audit = AuditLog(lc.audit_log, self.api, user="admin")
+
+    def kubeconfig_of(self, who):
+        """kubeconfig of another identity (e.g. 'nobody', authenticated without roles)."""
+        return os.path.join(self.workdir, "{0}.kubeconfig".format(who))
+
+    def token_of(self, who):
+        from localcluster.cluster import TOKENS
+
+        return TOKENS[who][0]
+
+    @property
+    def ca_cert(self):
+        return os.path.join(self.workdir, "pki", "apiserver.crt")
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    profile = os.environ.get("GPUOPS_TEST_PROFILE", "openshift")
+    lc = LocalCluster(os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
+    started = False
+    state = lc.read_state()
+    if lc.api_ready() and state.get("profile") == profile:
+        sys.stderr.write("[integration] reusing running local cluster ({0})\n".format(profile))
+    else:
+        if lc.api_ready():
+            lc.down(quiet=True)
+        lc.up(profile=profile)
+        started = True
+    try:
+        yield Cluster(lc, profile)
+    finally:
+        if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
+            lc.down()
+
+
+@pytest.fixture
+def namespace(cluster):
+    """A fresh namespace (with its default ServiceAccount), removed afterwards."""
+    import time
+
+    from kubernetes import client
+
+    core = client.CoreV1Api(cluster.api)
+    name = "t-" + uuid.uuid4().hex[:8]
+    core.create_namespace({"metadata": {"name": name}})
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            core.read_namespaced_service_account("default", name)
+            break
+        except client.exceptions.ApiException:
+            time.sleep(0.2)
+    yield name
+    core.delete_namespace(name)
+
+
+def _collection_env(cluster, env=None):
+    e = os.environ.copy()
+    e.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": BUILD,
+            "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
+            "ANSIBLE_LOCALHOST_WARNING": "false",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_RETRY_FILES_ENABLED": "false",
+            "K8S_AUTH_KUBECONFIG": cluster.kubeconfig,
+        }
+    )
+    if env:
+        for k, v in env.items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
+    return e
+
+
+def run_playbook(cluster, tasks, check=False, diff=False, env=None, extra_args=None):
+    """Run a list of tasks on localhost; return the parsed ansible.posix.json output."""
+    play = [
+        {
+            "name": "gpuops integration",
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": tasks,
+        }
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=os.path.join(ROOT, ".build")) as f:
+        json.dump(play, f)
+        path = f.name
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        "localhost,",
+        "-e",
+        "ansible_connection=local",
+        "-e",
+        "ansible_python_interpreter={0}".format(sys.executable),
+        path,
+    ]
+    if check:
+        cmd.append("--check")
+    if diff:
+        cmd.append("--diff")
+    cmd += extra_args or []
+    try:
+        proc = subprocess.run(cmd, env=_collection_env(cluster, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+    finally:
+        os.remove(path)
+    out = proc.stdout.decode("utf-8", "replace")
+    start = out.find("{")
+    if start < 0:
+        raise AssertionError("ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(proc.returncode, out, proc.stderr.decode()))
+    return json.loads(out[start:])
+
+
+@pytest.fixture
+def ansible_task(cluster):
+    """Run one module for real: ansible_task("gpuops.cluster.x", {...}, check=, diff=, env=) -> result dict."""
+
+    def run(module, args, check=False, diff=False, env=None):
+        task = {"name": "under test", module: args, "ignore_errors": True}
+        out = run_playbook(cluster, [task], check=check, diff=diff, env=env)
+        results = out["plays"][0]["tasks"]
+        if not results:
+            raise AssertionError("no task ran: {0}".format(json.dumps(out)[:2000]))
+        return results[-1]["hosts"]["localhost"]
+
+    return run

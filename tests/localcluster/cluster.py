@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""A real local Kubernetes control plane for tests and the demo.
+
+etcd, kube-apiserver, kube-controller-manager and kube-scheduler run as local
+processes on loopback ports; kwok simulates the nodes and the pod lifecycle.
+Everything lives in one work directory (default ``.localcluster/``):
+kubeconfig, PKI, tokens, the apiserver audit log, process logs and PID files.
+
+    cluster.py up [--profile kubernetes|openshift] [--gpu-nodes N]
+    cluster.py down
+    cluster.py status
+    cluster.py restart-apiserver
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_WORKDIR = os.path.join(ROOT, ".localcluster")
+
+# Loopback ports away from the usual ones, so a developer's own cluster or
+# etcd on the default ports does not collide with the test bed.
+PORTS = {
+    "etcd": 23790,
+    "etcd_peer": 23800,
+    "apiserver": 16443,
+    "kcm": 20257,
+    "scheduler": 20259,
+    "kwok": 20247,
+}
+
+# One token per component: the audit log tells who wrote what, so tests can
+# count only the requests made by the code under test (user "admin").
+TOKENS = {
+    "admin": ("gpuops-admin-token", "admin", "system:masters"),
+    "kcm": ("gpuops-kcm-token", "system:kube-controller-manager", "system:masters"),
+    "scheduler": ("gpuops-scheduler-token", "system:kube-scheduler", "system:masters"),
+    "kwok": ("gpuops-kwok-token", "kwok", "system:masters"),
+    "sim": ("gpuops-sim-token", "sim-openshift", "system:masters"),
+    # Authenticated but without any role: for 403 tests.
+    "nobody": ("gpuops-nobody-token", "nobody", ""),
+}
+
+ORDER = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "sim-controllers"]
+
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+# Heartbeats and events would drown the log and are never what a test counts.
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: [leases]
+  - group: ""
+    resources: [events]
+  - group: events.k8s.io
+    resources: [events]
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*", "/api", "/apis", "/api/*", "/apis/*"]
+  verbs: [get]
+- level: Metadata
+"""
+
+
+def log(msg):
+    print("[localcluster] {0}".format(msg), file=sys.stderr, flush=True)
+
+
+class LocalCluster(object):
+    def __init__(self, workdir=DEFAULT_WORKDIR):
+        self.workdir = os.path.abspath(workdir)
+        self.pki = os.path.join(self.workdir, "pki")
+        self.logs = os.path.join(self.workdir, "logs")
+        self.pids = os.path.join(self.workdir, "pids")
+        self.kubeconfig = os.path.join(self.workdir, "kubeconfig")
+        self.audit_log = os.path.join(self.workdir, "audit.log")
+        self.state_file = os.path.join(self.workdir, "state.json")
+        self.server = "https://127.0.0.1:{0}".format(PORTS["apiserver"])
+
+    # ------------------------------------------------------------------ files
+    def _write(self, path, text, mode=0o600):
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+
+    def kubeconfig_for(self, who):
+        token = TOKENS[who][0]
+        return (
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
+            "    server: {server}\n    certificate-authority: {ca}\n"
+            "contexts:\n- name: local\n  context: {{cluster: local, user: {who}}}\n"
+            "current-context: local\nusers:\n- name: {who}\n  user:\n    token: {token}\n"
+        ).format(server=self.server, ca=os.path.join(self.pki, "apiserver.crt"), who=who, token=token)
+
+    def prepare(self):
+        for d in (self.workdir, self.pki, self.logs, self.pids):
+            os.makedirs(d, exist_ok=True)
+        sa_key = os.path.join(self.pki, "sa.key")
+        if not os.path.exists(sa_key):
+            subprocess.run(["openssl", "genrsa", "-out", sa_key, "2048"], check=True, capture_output=True)
+        lines = []
+        for i, (token, user, group) in enumerate(TOKENS.values()):
+            lines.append('{0},{1},uid-{2},"{3}"'.format(token, user, i, group) if group else "{0},{1},uid-{2}".format(token, user, i))
+        self._write(os.path.join(self.workdir, "tokens.csv"), "\n".join(lines) + "\n")
+        self._write(os.path.join(self.workdir, "audit-policy.yaml"), AUDIT_POLICY, 0o644)
+        self._write(self.kubeconfig, self.kubeconfig_for("admin"))
+        for who in ("kcm", "scheduler", "kwok", "sim", "nobody"):
+            self._write(os.path.join(self.workdir, "{0}.kubeconfig".format(who)), self.kubeconfig_for(who))
+
+    # -------------------------------------------------------------- processes
+    def pid_of(self, name):
+        try:
+            with open(os.path.join(self.pids, name + ".pid")) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+
+    def spawn(self, name, argv, env=None):
+        out = open(os.path.join(self.logs, name + ".log"), "ab")
+        proc = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=self.workdir,
+            env=env or os.environ.copy(),
+            start_new_session=True,  # survives `make cluster-up` returning
+        )
+        with open(os.path.join(self.pids, name + ".pid"), "w") as f:
+            f.write(str(proc.pid))
+        return proc.pid
+
+    def stop(self, name, timeout=15):
+        pid = self.pid_of(name)
+        if pid:
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except OSError:
+                pass
+            deadline = time.time() + timeout
+            while time.time() < deadline and self.pid_of(name):
+                time.sleep(0.1)
+            if self.pid_of(name):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                time.sleep(0.2)
+        try:
+            os.remove(os.path.join(self.pids, name + ".pid"))
+        except OSError:
+            pass
+
+    def leftovers(self):
+        """PIDs of any process still holding this work directory in its command line."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open("/proc/{0}/cmdline".format(entry), "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if self.workdir in cmd and "cluster.py" not in cmd:
+                found.append((int(entry), cmd[:120]))
+        return found
+
+    # ----------------------------------------------------------------- health
+    def _get(self, url, timeout=2, token=None):
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        req = urllib.request.Request(url)
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        with urllib.request.urlopen(req, timeout=timeout, context=ctx) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+
+    def wait_http(self, name, url, timeout=60):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            try:
+                status, _ = self._get(url)
+                if status == 200:
+                    return
+            except Exception as e:  # not up yet
+                last = e
+            if name and not self.pid_of(name):
+                raise RuntimeError("{0} exited; see {1}".format(name, os.path.join(self.logs, name + ".log")))
+            time.sleep(0.2)
+        raise RuntimeError("{0} not healthy at {1} after {2}s: {3}".format(name, url, timeout, last))
+
+    def api_ready(self):
+        try:
+            return self._get(self.server + "/readyz", timeout=2)[0] == 200
+        except Exception:
+            return False
+
+    # ------------------------------------------------------------- components
+    def start_etcd(self, bins):
+        self.spawn("etcd", [
+            os.path.join(bins, "etcd"), "--name=gpuops", "--data-dir=" + os.path.join(self.workdir, "etcd"),
+            "--listen-client-urls=http://127.0.0.1:{0}".format(PORTS["etcd"]),
+            "--advertise-client-urls=http://127.0.0.1:{0}".format(PORTS["etcd"]),
+            "--listen-peer-urls=http://127.0.0.1:{0}".format(PORTS["etcd_peer"]),
+            "--initial-advertise-peer-urls=http://127.0.0.1:{0}".format(PORTS["etcd_peer"]),
+            "--initial-cluster=gpuops=http://127.0.0.1:{0}".format(PORTS["etcd_peer"]),
+            "--unsafe-no-fsync", "--log-level=warn",
+            "--quota-backend-bytes=4294967296",
+        ])
+        self.wait_http("etcd", "http://127.0.0.1:{0}/health".format(PORTS["etcd"]), 30)
+
+    def start_apiserver(self, bins):
+        self.spawn("kube-apiserver", [
+            os.path.join(bins, "kube-apiserver"),
+            "--etcd-servers=http://127.0.0.1:{0}".format(PORTS["etcd"]),
+            "--bind-address=127.0.0.1", "--secure-port={0}".format(PORTS["apiserver"]),
+            "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
+            "--cert-dir=" + self.pki,
+            "--token-auth-file=" + os.path.join(self.workdir, "tokens.csv"),
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--service-account-key-file=" + os.path.join(self.pki, "sa.key"),
+            "--service-account-signing-key-file=" + os.path.join(self.pki, "sa.key"),
+            "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
+            "--kubelet-preferred-address-types=InternalIP",
+            "--audit-policy-file=" + os.path.join(self.workdir, "audit-policy.yaml"),
+            "--audit-log-path=" + self.audit_log, "--audit-log-format=json",
+            "--audit-log-mode=blocking", "--audit-log-maxsize=0",
+            # Watches of many kwok nodes: keep the default cache, quiet logs.
+            "--v=1",
+        ])
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if self.api_ready():
+                return
+            if not self.pid_of("kube-apiserver"):
+                raise RuntimeError("kube-apiserver exited; see " + os.path.join(self.logs, "kube-apiserver.log"))
+            time.sleep(0.2)
+        raise RuntimeError("kube-apiserver not ready after 90s")
+
+    def start_controllers(self, bins):
+        self.spawn("kube-controller-manager", [
+            os.path.join(bins, "kube-controller-manager"),
+            "--kubeconfig=" + os.path.join(self.workdir, "kcm.kubeconfig"),
+            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(PORTS["kcm"]),
+            "--service-account-private-key-file=" + os.path.join(self.pki, "sa.key"),
+            "--root-ca-file=" + os.path.join(self.pki, "apiserver.crt"),
+            "--use-service-account-credentials=false",
+            # Fast reaction for tests: node lifecycle and DaemonSets.
+            "--node-monitor-grace-period=20s", "--concurrent-daemonset-syncs=5",
+            "--kube-api-qps=200", "--kube-api-burst=400", "--v=1",
+        ])
+        self.spawn("kube-scheduler", [
+            os.path.join(bins, "kube-scheduler"),
+            "--kubeconfig=" + os.path.join(self.workdir, "scheduler.kubeconfig"),
+            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(PORTS["scheduler"]),
+            "--kube-api-qps=200", "--kube-api-burst=400", "--v=1",
+        ])
+        self.wait_http("kube-controller-manager", "https://127.0.0.1:{0}/healthz".format(PORTS["kcm"]), 60)
+        self.wait_http("kube-scheduler", "https://127.0.0.1:{0}/healthz".format(PORTS["scheduler"]), 60)
+
+    def start_kwok(self, bins):
+        self.spawn("kwok", [
+            os.path.join(bins, "kwok"),
+            "--kubeconfig=" + os.path.join(self.workdir, "kwok.kubeconfig"),
+            "--config=" + os.path.join(HERE, "kwok", "stages.yaml"),
+            "--manage-all-nodes=true",
+            "--node-ip=127.0.0.1", "--node-port={0}".format(PORTS["kwok"]),
+            "--server-address=127.0.0.1:{0}".format(PORTS["kwok"]),
+            "--cidr=10.244.0.1/16", "--node-lease-duration-seconds=40",
+            "--enable-crds=Logs",
+        ])
+        self.wait_http("kwok", "http://127.0.0.1:{0}/healthz".format(PORTS["kwok"]), 60)
+
+    def start_sim(self, profile):
+        env = os.environ.copy()
+        env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
+        self.spawn("sim-controllers", [
+            sys.executable, "-m", "simopenshift.controllers",
+            "--kubeconfig", os.path.join(self.workdir, "sim.kubeconfig"),
+            "--profile", profile, "--workdir", self.workdir,
+        ], env=env)
+
+    # ------------------------------------------------------------------ nodes
+    def api_client(self, who="admin"):
+        from kubernetes import client, config
+
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=self.kubeconfig if who == "admin" else os.path.join(self.workdir, who + ".kubeconfig"),
+                                client_configuration=cfg)
+        cfg.connection_pool_maxsize = 32
+        return client.ApiClient(cfg)
+
+    def create_nodes(self, profile, workers, gpu_nodes, gpu_capacity):
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        api = client.CoreV1Api(self.api_client())
+        nodes = []
+        for i in range(3):
+            name = "control-plane-{0}".format(i)
+            labels = {"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/master": ""}
+            taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+            if profile == "openshift":
+                taints = [{"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}]
+            nodes.append(fake_node(name, labels, taints, cpu="8", memory="32Gi"))
+        if profile == "kubernetes":
+            # On the openshift profile the simulated machine-api creates workers
+            # from the seeded MachineSets instead.
+            for i in range(workers):
+                nodes.append(fake_node("worker-{0}".format(i), {"node-role.kubernetes.io/worker": ""}, [], cpu="16", memory="64Gi"))
+            for i in range(gpu_nodes):
+                nodes.append(gpu_node("gpu-{0}".format(i), gpu_capacity))
+        for body in nodes:
+            try:
+                api.create_node(body)
+            except ApiException as e:
+                if e.status != 409:
+                    raise
+        return [n["metadata"]["name"] for n in nodes]
+
+    def wait_nodes_ready(self, names, timeout=60):
+        from kubernetes import client
+
+        api = client.CoreV1Api(self.api_client())
+        deadline = time.time() + timeout
+        pending = set(names)
+        while time.time() < deadline:
+            for n in api.list_node().items:
+                ready = any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+                not_ready_taint = any(t.key == "node.kubernetes.io/not-ready" for t in (n.spec.taints or []))
+                if ready and not not_ready_taint:
+                    pending.discard(n.metadata.name)
+            if not pending:
+                return
+            time.sleep(0.3)
+        raise RuntimeError("nodes not Ready after {0}s: {1}".format(timeout, sorted(pending)[:10]))
+
+    def wait_default_sa(self, timeout=30):
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        api = client.CoreV1Api(self.api_client())
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                api.read_namespaced_service_account("default", "default")
+                return
+            except ApiException:
+                time.sleep(0.3)
+        raise RuntimeError("default ServiceAccount not created (kube-controller-manager not working?)")
+
+    # ------------------------------------------------------------- lifecycle
+    def up(self, profile="kubernetes", workers=3, gpu_nodes=0, gpu_capacity=1, bins=None):
+        t0 = time.time()
+        if self.pid_of("kube-apiserver") and self.api_ready():
+            log("already running (kubeconfig {0})".format(self.kubeconfig))
+            return self.read_state()
+        self.down(quiet=True)
+        bins = bins or find_binaries()
+        self.prepare()
+        t_bins = time.time()
+        self.start_etcd(bins)
+        self.start_apiserver(bins)
+        log("kube-apiserver ready in {0:.1f}s".format(time.time() - t_bins))
+        self.start_controllers(bins)
+        self.start_kwok(bins)
+        names = self.create_nodes(profile, workers, gpu_nodes, gpu_capacity)
+        if profile == "openshift":
+            sys.path.insert(0, HERE)
+            from simopenshift import install
+
+            install.install(self.api_client())
+            self.start_sim(profile)
+        elif gpu_nodes:
+            # The GPU node agent (device plugin -> allocatable, validation pods)
+            # also runs on plain Kubernetes; it lives in the sim package.
+            if os.path.exists(os.path.join(HERE, "simopenshift", "controllers.py")):
+                self.start_sim("kubernetes")
+        self.wait_nodes_ready(names)
+        self.wait_default_sa()
+        if profile == "openshift":
+            wait_for_seeded(self)
+        state = {
+            "profile": profile,
+            "kubeconfig": self.kubeconfig,
+            "server": self.server,
+            "bins": bins,
+            "started": time.time(),
+            "startup_seconds": round(time.time() - t0, 1),
+        }
+        with open(self.state_file, "w") as f:
+            json.dump(state, f, indent=2)
+        log("Ready in {0:.1f}s (profile {1}); export KUBECONFIG={2}".format(time.time() - t0, profile, self.kubeconfig))
+        return state
+
+    def read_state(self):
+        try:
+            with open(self.state_file) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def restart_apiserver(self):
+        """Stop and start kube-apiserver only (for watch re-establishment tests)."""
+        bins = self.read_state().get("bins") or find_binaries()
+        self.stop("kube-apiserver")
+        self.start_apiserver(bins)
+
+    def down(self, quiet=False):
+        for name in reversed(ORDER):
+            if self.pid_of(name):
+                if not quiet:
+                    log("stopping {0}".format(name))
+            self.stop(name)
+        # Anything else still holding our workdir (a helper a component forked).
+        for pid, cmd in self.leftovers():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        left = self.leftovers()
+        if left:
+            raise RuntimeError("processes left behind: {0}".format(left))
+        for sub in ("etcd",):
+            shutil.rmtree(os.path.join(self.workdir, sub), ignore_errors=True)
+        if os.path.exists(self.state_file):
+            os.remove(self.state_file)
+        if not quiet:
+            log("stopped; no process left")
+
+
+def wait_for_seeded(cluster, timeout=40):
+    sys.path.insert(0, HERE)
+    from simopenshift import install
+
+    waiter = getattr(install, "wait_ready", None)
+    if waiter:
+        waiter(cluster.api_client(), timeout=timeout)
+
+
+def fake_node(name, labels, taints, cpu, memory, extra=None):
+    base_labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+    }
+    base_labels.update(labels)
+    resources = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"}
+    resources.update(extra or {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": base_labels, "annotations": {"kwok.x-k8s.io/node": "fake"}},
+        "spec": {"taints": taints},
+        "status": {"capacity": dict(resources), "allocatable": dict(resources)},
+    }
+
+
+def gpu_node(name, gpus):
+    """A node that already advertises nvidia.com/gpu (plain Kubernetes profile)."""
+    return fake_node(
+        name,
+        {"node-role.kubernetes.io/worker": "", "nvidia.com/gpu.present": "true", "feature.node.kubernetes.io/pci-10de.present": "true"},
+        [],
+        cpu="8",
+        memory="61Gi",
+        extra={"nvidia.com/gpu": str(gpus)},
+    )
+
+
+def find_binaries():
+    """Directory with the six binaries: cached build, or built now (cold)."""
+    proc = subprocess.run(["bash", os.path.join(HERE, "build.sh")], stdout=subprocess.PIPE, check=True)
+    return proc.stdout.decode().strip().splitlines()[-1]
+
+
+def port_free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["up", "down", "status", "restart-apiserver", "build"])
+    p.add_argument("--workdir", default=os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
+    p.add_argument("--profile", choices=["kubernetes", "openshift"], default=os.environ.get("PROFILE", "kubernetes") or "kubernetes")
+    p.add_argument("--workers", type=int, default=3, help="CPU worker nodes (kubernetes profile)")
+    p.add_argument("--gpu-nodes", type=int, default=int(os.environ.get("GPU_NODES", "0") or 0),
+                   help="simulated GPU nodes advertising nvidia.com/gpu (kubernetes profile)")
+    p.add_argument("--gpus-per-node", type=int, default=1)
+    a = p.parse_args(argv)
+    c = LocalCluster(a.workdir)
+    try:
+        if a.command == "build":
+            print(find_binaries())
+        elif a.command == "up":
+            state = c.up(a.profile, a.workers, a.gpu_nodes, a.gpus_per_node)
+            print(json.dumps(state, indent=2))
+        elif a.command == "down":
+            c.down()
+        elif a.command == "restart-apiserver":
+            c.restart_apiserver()
+        else:
+            running = {n: c.pid_of(n) for n in ORDER}
+            print(json.dumps({"api_ready": c.api_ready(), "pids": running, "state": c.read_state()}, indent=2))
+    except RuntimeError as e:
+        log("error: {0}".format(e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
