@@ -16,6 +16,7 @@ SANITY_COLL := $(SANITY_ROOT)/ansible_collections/gpuops/cluster
 KUBECONFIG_LOCAL := $(CURDIR)/.localcluster/kubeconfig
 PYTEST_ARGS ?=
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv binaries collection unit sanity lint build-collection integration test demo cluster-up cluster-down cluster-status bench clean
 

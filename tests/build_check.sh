@@ -23,8 +23,8 @@ if tar tzf "$tarball" | grep -E '(^|/)(\.venv|\.localcluster|\.build|tests/outpu
 fi
 
 # kubernetes.core (the dependency) is in site-packages from the ansible package.
-"$bin/ansible-galaxy" collection install --offline -p "$inst" "$tarball"
 export ANSIBLE_COLLECTIONS_PATH=$inst
+"$bin/ansible-galaxy" collection install --offline -p "$inst" "$tarball"
 "$bin/ansible-galaxy" collection list gpuops.cluster | grep -q "gpuops.cluster *$version"
 mods=$("$bin/ansible-doc" -t module -l gpuops.cluster | awk '{print $1}')
 echo "ansible-doc lists: $(echo "$mods" | tr '\n' ' ')"
@@ -34,6 +34,5 @@ for m in machineset_clone nfd_labels driver_container_build gpu_validate; do
     "$bin/ansible-doc" "gpuops.cluster.$m" >/dev/null
   fi
 done
-roles=$(ls "$root/roles" 2>/dev/null | wc -l)
-if [ "$roles" -gt 0 ]; then "$bin/ansible-doc" -t role -l gpuops.cluster >/dev/null; fi
+if [ -n "$(find "$root/roles" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ]; then "$bin/ansible-doc" -t role -l gpuops.cluster >/dev/null; fi
 echo "build-collection: ok ($tarball installs offline; ansible-doc renders)"

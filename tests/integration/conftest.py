@@ -64,10 +64,10 @@ def cluster():
     lc = LocalCluster(os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
     started = False
     state = lc.read_state()
-    if lc.api_ready() and state.get("profile") == profile:
+    if lc.pid_of("kube-apiserver") and state.get("profile") == profile:
         sys.stderr.write("[integration] reusing running local cluster ({0})\n".format(profile))
     else:
-        if lc.api_ready():
+        if lc.pid_of("kube-apiserver"):
             lc.down(quiet=True)
         lc.up(profile=profile)
         started = True
@@ -151,7 +151,7 @@ def run_playbook(cluster, tasks, check=False, diff=False, env=None, extra_args=N
         cmd.append("--diff")
     cmd += extra_args or []
     try:
-        proc = subprocess.run(cmd, env=_collection_env(cluster, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+        proc = subprocess.run(cmd, env=_collection_env(cluster, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900, check=False)
     finally:
         os.remove(path)
     out = proc.stdout.decode("utf-8", "replace")

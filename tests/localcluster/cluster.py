@@ -85,15 +85,25 @@ def log(msg):
 
 
 class LocalCluster(object):
-    def __init__(self, workdir=DEFAULT_WORKDIR):
+    def __init__(self, workdir=DEFAULT_WORKDIR, port_offset=None):
         self.workdir = os.path.abspath(workdir)
+        # Several clusters may run side by side (one per work directory): the
+        # port offset is remembered in the work directory.
+        ports_file = os.path.join(self.workdir, "ports.json")
+        if port_offset is None and os.path.exists(ports_file):
+            with open(ports_file) as f:
+                self.ports = json.load(f)
+        else:
+            if port_offset is None:
+                port_offset = int(os.environ.get("GPUOPS_PORT_OFFSET", "0") or 0)
+            self.ports = dict((k, v + port_offset) for k, v in PORTS.items())
         self.pki = os.path.join(self.workdir, "pki")
         self.logs = os.path.join(self.workdir, "logs")
         self.pids = os.path.join(self.workdir, "pids")
         self.kubeconfig = os.path.join(self.workdir, "kubeconfig")
         self.audit_log = os.path.join(self.workdir, "audit.log")
         self.state_file = os.path.join(self.workdir, "state.json")
-        self.server = "https://127.0.0.1:{0}".format(PORTS["apiserver"])
+        self.server = "https://127.0.0.1:{0}".format(self.ports["apiserver"])
 
     # ------------------------------------------------------------------ files
     def _write(self, path, text, mode=0o600):
@@ -113,6 +123,8 @@ class LocalCluster(object):
     def prepare(self):
         for d in (self.workdir, self.pki, self.logs, self.pids):
             os.makedirs(d, exist_ok=True)
+        with open(os.path.join(self.workdir, "ports.json"), "w") as f:
+            json.dump(self.ports, f)
         sa_key = os.path.join(self.pki, "sa.key")
         if not os.path.exists(sa_key):
             subprocess.run(["openssl", "genrsa", "-out", sa_key, "2048"], check=True, capture_output=True)
@@ -185,7 +197,7 @@ class LocalCluster(object):
                     cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
             except OSError:
                 continue
-            if self.workdir in cmd and "cluster.py" not in cmd:
+            if (self.workdir + os.sep) in cmd and "cluster.py" not in cmd:
                 found.append((int(entry), cmd[:120]))
         return found
 
@@ -205,8 +217,7 @@ class LocalCluster(object):
         last = None
         while time.time() < deadline:
             try:
-                status, _ = self._get(url)
-                if status == 200:
+                if self._get(url)[0] == 200:
                     return
             except Exception as e:  # not up yet
                 last = e
@@ -225,21 +236,21 @@ class LocalCluster(object):
     def start_etcd(self, bins):
         self.spawn("etcd", [
             os.path.join(bins, "etcd"), "--name=gpuops", "--data-dir=" + os.path.join(self.workdir, "etcd"),
-            "--listen-client-urls=http://127.0.0.1:{0}".format(PORTS["etcd"]),
-            "--advertise-client-urls=http://127.0.0.1:{0}".format(PORTS["etcd"]),
-            "--listen-peer-urls=http://127.0.0.1:{0}".format(PORTS["etcd_peer"]),
-            "--initial-advertise-peer-urls=http://127.0.0.1:{0}".format(PORTS["etcd_peer"]),
-            "--initial-cluster=gpuops=http://127.0.0.1:{0}".format(PORTS["etcd_peer"]),
+            "--listen-client-urls=http://127.0.0.1:{0}".format(self.ports["etcd"]),
+            "--advertise-client-urls=http://127.0.0.1:{0}".format(self.ports["etcd"]),
+            "--listen-peer-urls=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
+            "--initial-advertise-peer-urls=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
+            "--initial-cluster=gpuops=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
             "--unsafe-no-fsync", "--log-level=warn",
             "--quota-backend-bytes=4294967296",
         ])
-        self.wait_http("etcd", "http://127.0.0.1:{0}/health".format(PORTS["etcd"]), 30)
+        self.wait_http("etcd", "http://127.0.0.1:{0}/health".format(self.ports["etcd"]), 30)
 
     def start_apiserver(self, bins):
         self.spawn("kube-apiserver", [
             os.path.join(bins, "kube-apiserver"),
-            "--etcd-servers=http://127.0.0.1:{0}".format(PORTS["etcd"]),
-            "--bind-address=127.0.0.1", "--secure-port={0}".format(PORTS["apiserver"]),
+            "--etcd-servers=http://127.0.0.1:{0}".format(self.ports["etcd"]),
+            "--bind-address=127.0.0.1", "--secure-port={0}".format(self.ports["apiserver"]),
             "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
             "--cert-dir=" + self.pki,
             "--token-auth-file=" + os.path.join(self.workdir, "tokens.csv"),
@@ -254,7 +265,7 @@ class LocalCluster(object):
             "--audit-log-mode=blocking", "--audit-log-maxsize=0",
             # Watches of many kwok nodes: keep the default cache, quiet logs.
             "--v=1",
-        ])
+        ] + os.environ.get("GPUOPS_APISERVER_EXTRA_ARGS", "").split())
         deadline = time.time() + 90
         while time.time() < deadline:
             if self.api_ready():
@@ -268,7 +279,7 @@ class LocalCluster(object):
         self.spawn("kube-controller-manager", [
             os.path.join(bins, "kube-controller-manager"),
             "--kubeconfig=" + os.path.join(self.workdir, "kcm.kubeconfig"),
-            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(PORTS["kcm"]),
+            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(self.ports["kcm"]),
             "--service-account-private-key-file=" + os.path.join(self.pki, "sa.key"),
             "--root-ca-file=" + os.path.join(self.pki, "apiserver.crt"),
             "--use-service-account-credentials=false",
@@ -279,11 +290,11 @@ class LocalCluster(object):
         self.spawn("kube-scheduler", [
             os.path.join(bins, "kube-scheduler"),
             "--kubeconfig=" + os.path.join(self.workdir, "scheduler.kubeconfig"),
-            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(PORTS["scheduler"]),
+            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(self.ports["scheduler"]),
             "--kube-api-qps=200", "--kube-api-burst=400", "--v=1",
         ])
-        self.wait_http("kube-controller-manager", "https://127.0.0.1:{0}/healthz".format(PORTS["kcm"]), 60)
-        self.wait_http("kube-scheduler", "https://127.0.0.1:{0}/healthz".format(PORTS["scheduler"]), 60)
+        self.wait_http("kube-controller-manager", "https://127.0.0.1:{0}/healthz".format(self.ports["kcm"]), 60)
+        self.wait_http("kube-scheduler", "https://127.0.0.1:{0}/healthz".format(self.ports["scheduler"]), 60)
 
     def start_kwok(self, bins):
         self.spawn("kwok", [
@@ -291,12 +302,12 @@ class LocalCluster(object):
             "--kubeconfig=" + os.path.join(self.workdir, "kwok.kubeconfig"),
             "--config=" + os.path.join(HERE, "kwok", "stages.yaml"),
             "--manage-all-nodes=true",
-            "--node-ip=127.0.0.1", "--node-port={0}".format(PORTS["kwok"]),
-            "--server-address=127.0.0.1:{0}".format(PORTS["kwok"]),
+            "--node-ip=127.0.0.1", "--node-port={0}".format(self.ports["kwok"]),
+            "--server-address=127.0.0.1:{0}".format(self.ports["kwok"]),
             "--cidr=10.244.0.1/16", "--node-lease-duration-seconds=40",
             "--enable-crds=Logs",
         ])
-        self.wait_http("kwok", "http://127.0.0.1:{0}/healthz".format(PORTS["kwok"]), 60)
+        self.wait_http("kwok", "http://127.0.0.1:{0}/healthz".format(self.ports["kwok"]), 60)
 
     def start_sim(self, profile):
         env = os.environ.copy()
@@ -385,6 +396,11 @@ class LocalCluster(object):
         self.down(quiet=True)
         bins = bins or find_binaries()
         self.prepare()
+        # .localcluster/bin: kubectl & co. of the right version for humans.
+        link = os.path.join(self.workdir, "bin")
+        if os.path.islink(link) or os.path.exists(link):
+            os.remove(link)
+        os.symlink(bins, link)
         t_bins = time.time()
         self.start_etcd(bins)
         self.start_apiserver(bins)
@@ -460,9 +476,8 @@ def wait_for_seeded(cluster, timeout=40):
     sys.path.insert(0, HERE)
     from simopenshift import install
 
-    waiter = getattr(install, "wait_ready", None)
-    if waiter:
-        waiter(cluster.api_client(), timeout=timeout)
+    if hasattr(install, "wait_ready"):
+        install.wait_ready(cluster.api_client(), timeout=timeout)
 
 
 def fake_node(name, labels, taints, cpu, memory, extra=None):
@@ -517,13 +532,15 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=["up", "down", "status", "restart-apiserver", "build"])
     p.add_argument("--workdir", default=os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
+    p.add_argument("--port-offset", type=int, default=None,
+                   help="add to every port so clusters in other work directories can run side by side (env GPUOPS_PORT_OFFSET)")
     p.add_argument("--profile", choices=["kubernetes", "openshift"], default=os.environ.get("PROFILE", "kubernetes") or "kubernetes")
     p.add_argument("--workers", type=int, default=3, help="CPU worker nodes (kubernetes profile)")
     p.add_argument("--gpu-nodes", type=int, default=int(os.environ.get("GPU_NODES", "0") or 0),
                    help="simulated GPU nodes advertising nvidia.com/gpu (kubernetes profile)")
     p.add_argument("--gpus-per-node", type=int, default=1)
     a = p.parse_args(argv)
-    c = LocalCluster(a.workdir)
+    c = LocalCluster(a.workdir, a.port_offset if a.command == "up" else None)
     try:
         if a.command == "build":
             print(find_binaries())

@@ -30,5 +30,8 @@ subprocess.check_call([sys.executable, "-m", "pip", "install", "--disable-pip-ve
 PY
 
 cd "$coll"
+# ansible-test lists files with git from the nearest repository; without one of
+# its own the copy would be seen through this checkout, where .build/ is ignored.
+git init -q . && git add -A && git -c user.name=sanity -c user.email=sanity@localhost commit -qm sanity
 command -v shellcheck >/dev/null || { echo "sanity needs shellcheck: apt-get install shellcheck" >&2; exit 1; }
 "$bin/ansible-test" sanity --venv --python 3.11 "$@"
