@@ -1,0 +1,363 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: machineset_clone
+short_description: Clone OpenShift worker MachineSets into GPU MachineSets
+version_added: 0.1.0
+author:
+  - gpuops.cluster maintainers (!UNKNOWN)
+description:
+  - Turns an existing OpenShift worker MachineSet into a GPU MachineSet, the way the OpenShift GPU guide does by hand
+    with C(oc get machineset -o json), an editor and C(oc create).
+  - The clone gets the new name everywhere the name appears (C(metadata.name) and the
+    C(machine.openshift.io/cluster-api-machineset) label in C(spec.selector) and C(spec.template.metadata.labels)),
+    the GPU instance type in the provider's field (AWS C(instanceType), Azure C(vmSize), GCP C(machineType)),
+    O(replicas), node labels, taints, labels and annotations. C(status), server-set metadata (uid, resourceVersion,
+    creationTimestamp, selfLink, managedFields, generation) and the annotations machine-api derives from the source
+    instance type (C(machine.openshift.io/vCPU), C(memoryMb), C(GPU), autoscaler annotations) are dropped.
+  - One source by name (O(source)), or every worker MachineSet (O(all_workers), one GPU MachineSet per zone), named
+    by O(name) or O(name_pattern).
+  - The MachineSets it creates carry the label C(app.kubernetes.io/managed-by=gpuops.cluster) and the annotation
+    C(gpuops.cluster/source-machineset). O(state=absent) deletes only MachineSets with that label; an existing
+    MachineSet without it is never changed or deleted.
+  - An existing GPU MachineSet whose spec differs (for example a new O(instance_type) or O(replicas)) is updated with
+    a JSON merge patch, never duplicated. Nothing is written when nothing differs.
+  - The instance type must have an NVIDIA GPU. Known types come from a catalog of AWS, Azure and GCP GPU instance
+    types built into the collection; a known type without GPU is always refused. An unknown type is refused unless
+    O(validate_instance_type) confirms it through the AWS API or O(allow_unknown_instance_type=true).
+  - Every input is checked (sources exist, provider supported, names valid, instance type has GPUs, and with
+    O(validate_instance_type) that it is offered in each zone) before the first write.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Nothing is sent to the API server except reads; the result tells what would be created, updated or deleted.
+  diff_mode:
+    support: full
+  platform:
+    platforms: all
+options:
+  state:
+    description:
+      - V(present) creates or updates the GPU MachineSets, V(absent) deletes those this module created.
+    type: str
+    default: present
+    choices: [present, absent]
+  namespace:
+    description:
+      - Namespace of the MachineSets.
+    type: str
+    default: openshift-machine-api
+  source:
+    description:
+      - Name of the worker MachineSet to clone.
+      - Mutually exclusive with O(all_workers). One of them is required with O(state=present).
+    type: str
+  all_workers:
+    description:
+      - Clone every worker MachineSet (template label C(machine.openshift.io/cluster-api-machine-role=worker)) that this
+        module did not create and that does not already run a known GPU instance type (a GPU MachineSet made by hand),
+        giving one GPU MachineSet per source (so one per zone on installer-made clusters).
+    type: bool
+    default: false
+  zones:
+    description:
+      - Only clone sources whose providerSpec zone is in this list (AWS C(us-east-2a), Azure C(1), GCP C(us-central1-a)).
+    type: list
+    elements: str
+  name:
+    description:
+      - Name of the GPU MachineSet. Only with a single source; takes precedence over O(name_pattern).
+      - With O(state=absent) and neither O(source) nor O(all_workers), the MachineSet of that name is deleted if this
+        module created it.
+    type: str
+  name_pattern:
+    description:
+      - Python format string for the GPU MachineSet names.
+      - Placeholders C({source}) (source name), C({infra}) (infrastructure name, label
+        C(machine.openshift.io/cluster-api-cluster)), C({role}), C({zone}), C({region}), C({instance_type}) (dots and
+        underscores as dashes) and C({suffix}), the source name without its leading C(<infra>-<role>-) (the zone part
+        of installer-made names such as C(us-east-2a), C(eastus1) or C(c)).
+      - The default turns C(mycluster-x7k2p-worker-us-east-2a) into C(mycluster-x7k2p-gpu-us-east-2a), as in the
+        OpenShift GPU guide.
+      - Names must be valid label values (at most 63 lowercase letters, digits and dashes).
+    type: str
+    default: "{infra}-gpu-{suffix}"
+  instance_type:
+    description:
+      - GPU instance type (AWS instance type, Azure VM size, GCP machine type). Required with O(state=present).
+    type: str
+  replicas:
+    description:
+      - Number of machines of each GPU MachineSet.
+    type: int
+    default: 1
+  node_labels:
+    description:
+      - Labels for the Nodes, set in C(spec.template.spec.metadata.labels), on top of those of the source.
+      - A V(null) value removes a label inherited from the source.
+      - Booleans and numbers are written as Kubernetes strings (V(true) becomes C("true")).
+    type: dict
+    default: {"node-role.kubernetes.io/gpu": ""}
+  taints:
+    description:
+      - Taints for the Nodes, set in C(spec.template.spec.taints). When omitted, the source's taints are kept.
+      - V([]) removes all taints.
+    type: list
+    elements: dict
+    suboptions:
+      key:
+        description: Taint key, for example C(nvidia.com/gpu).
+        type: str
+        required: true
+      value:
+        description: Taint value.
+        type: str
+      effect:
+        description: Taint effect.
+        type: str
+        default: NoSchedule
+        choices: [NoSchedule, PreferNoSchedule, NoExecute]
+  labels:
+    description:
+      - Extra labels on the MachineSet objects themselves (the source's labels are kept).
+    type: dict
+  annotations:
+    description:
+      - Extra annotations on the MachineSet objects, for example the cluster-autoscaler capacity annotations.
+    type: dict
+  provider_spec:
+    description:
+      - Merged (JSON merge patch) into C(spec.template.spec.providerSpec.value) of the clone, for example a larger
+        root volume, or on GCP N1 types C(gpus) plus C(onHostMaintenance=Terminate) to attach GPUs.
+      - The instance type field itself is set from O(instance_type) only.
+    type: dict
+  allow_unknown_instance_type:
+    description:
+      - Accept an instance type the catalog does not know without checking it has GPUs. A warning is issued.
+    type: bool
+    default: false
+  validate_instance_type:
+    description:
+      - Ask the AWS EC2 API (boto3, C(DescribeInstanceTypes) and C(DescribeInstanceTypeOfferings)) that the instance
+        type exists, has NVIDIA GPUs and is offered in the availability zone of every GPU MachineSet. AWS only.
+      - Credentials come from the usual boto3 chain (environment, O(aws_profile), instance profile).
+    type: bool
+    default: false
+  aws_profile:
+    description:
+      - boto3 profile for O(validate_instance_type).
+    type: str
+  aws_endpoint_url:
+    description:
+      - EC2 endpoint URL for O(validate_instance_type) (VPC endpoints, test servers).
+    type: str
+  wait:
+    description:
+      - Wait until every GPU MachineSet has O(replicas) Machines in phase C(Running) whose Nodes are C(Ready); with
+        O(state=absent) until their Machines are gone. Skipped in check mode.
+      - A Machine in phase C(Failed) ends the wait with its error message.
+    type: bool
+    default: false
+  wait_timeout:
+    description:
+      - How long to wait, in seconds. At least 10 and at least O(wait_sleep) when O(wait=true).
+    type: int
+    default: 900
+  wait_sleep:
+    description:
+      - Seconds between checks while waiting.
+    type: int
+    default: 10
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - boto3 (only for O(validate_instance_type))
+notes:
+  - Needs the OpenShift Machine API (C(machine.openshift.io/v1beta1)); the module fails with a clear message on clusters
+    without it.
+seealso:
+  - module: gpuops.cluster.nfd_labels
+"""
+
+EXAMPLES = r"""
+- name: Clone one worker MachineSet into a GPU MachineSet (as in the OpenShift GPU guide)
+  gpuops.cluster.machineset_clone:
+    source: mycluster-x7k2p-worker-us-east-2a
+    instance_type: p3.2xlarge
+
+- name: One tainted g4dn GPU MachineSet per zone, wait until the nodes are Ready
+  gpuops.cluster.machineset_clone:
+    all_workers: true
+    instance_type: g4dn.xlarge
+    replicas: 2
+    node_labels:
+      node-role.kubernetes.io/gpu: ""
+      gpuops.io/pool: inference
+    taints:
+      - key: nvidia.com/gpu
+        effect: NoSchedule
+    wait: true
+    wait_timeout: 1200
+  register: gpu_machinesets
+
+- name: Check with the AWS API that the type is offered in each zone, and preview the change
+  gpuops.cluster.machineset_clone:
+    all_workers: true
+    zones: [us-east-2a, us-east-2b]
+    instance_type: g6.xlarge
+    validate_instance_type: true
+  check_mode: true
+  diff: true
+
+- name: Remove the GPU MachineSets created from the workers
+  gpuops.cluster.machineset_clone:
+    state: absent
+    all_workers: true
+    wait: true
+"""
+
+RETURN = r"""
+machinesets:
+  description: One entry per GPU MachineSet the task handled.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: GPU MachineSet name.
+      type: str
+      sample: mycluster-x7k2p-gpu-us-east-2a
+    source:
+      description: Name of the source MachineSet.
+      type: str
+      sample: mycluster-x7k2p-worker-us-east-2a
+    provider:
+      description: Cloud provider (aws, azure or gcp).
+      type: str
+      sample: aws
+    zone:
+      description: Availability zone from the providerSpec.
+      type: str
+      sample: us-east-2a
+    region:
+      description: Region from the providerSpec.
+      type: str
+      sample: us-east-2
+    instance_type:
+      description: Instance type of the GPU MachineSet.
+      type: str
+      sample: p3.2xlarge
+    replicas:
+      description: Replicas of the GPU MachineSet.
+      type: int
+      sample: 1
+    action:
+      description: What was done (or would be in check mode).
+      type: str
+      sample: created
+      choices: [created, updated, unchanged, deleted, absent, skipped]
+    changed:
+      description: Whether this MachineSet was (or would be) created, updated or deleted.
+      type: bool
+    gpu:
+      description:
+        - What is known about the GPUs of the instance type (empty with O(state=absent)).
+        - C(source) tells where it comes from (catalog, aws, gcp-attached, unchecked).
+      type: dict
+      sample: {"gpu_count": 1, "gpu_model": "Tesla-V100-SXM2-16GB", "gpu_memory_mib": 16384, "source": "catalog"}
+namespace:
+  description: Namespace of the MachineSets.
+  returned: always
+  type: str
+  sample: openshift-machine-api
+diff:
+  description: Before and after, per MachineSet name (only the fields that change for an update).
+  returned: in diff mode
+  type: dict
+  sample: {"before": {"mycluster-x7k2p-gpu-us-east-2a": {"spec": {"replicas": 1}}},
+           "after": {"mycluster-x7k2p-gpu-us-east-2a": {"spec": {"replicas": 2}}}}
+progress:
+  description: Timeline of the wait (deduplicated status lines with the elapsed time).
+  returned: when O(wait=true) and not in check mode
+  type: list
+  elements: str
+  sample: ["t+0s mycluster-x7k2p-gpu-us-east-2a: 0/1 Machines Running, 0/1 Nodes Ready"]
+duration:
+  description: Seconds the task took.
+  returned: always
+  type: float
+  sample: 3.2
+"""
+
+import copy
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
+    auth_argument_spec,
+    new_module,
+    run_module,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import (
+    DEFAULT_NAME_PATTERN,
+    DEFAULT_NAMESPACE,
+    TAINT_EFFECTS,
+    run,
+)
+
+
+def argument_spec():
+    spec = auth_argument_spec()
+    spec.update(
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        namespace=dict(type="str", default=DEFAULT_NAMESPACE),
+        source=dict(type="str"),
+        all_workers=dict(type="bool", default=False),
+        zones=dict(type="list", elements="str"),
+        name=dict(type="str"),
+        name_pattern=dict(type="str", default=DEFAULT_NAME_PATTERN),
+        instance_type=dict(type="str"),
+        replicas=dict(type="int", default=1),
+        node_labels=dict(type="dict", default={"node-role.kubernetes.io/gpu": ""}),
+        taints=dict(
+            type="list",
+            elements="dict",
+            options=dict(
+                key=dict(type="str", required=True, no_log=False),
+                value=dict(type="str"),
+                effect=dict(type="str", default="NoSchedule", choices=list(TAINT_EFFECTS)),
+            ),
+        ),
+        labels=dict(type="dict"),
+        annotations=dict(type="dict"),
+        provider_spec=dict(type="dict"),
+        allow_unknown_instance_type=dict(type="bool", default=False),
+        validate_instance_type=dict(type="bool", default=False),
+        aws_profile=dict(type="str"),
+        aws_endpoint_url=dict(type="str"),
+        wait=dict(type="bool", default=False),
+        wait_timeout=dict(type="int", default=900),
+        wait_sleep=dict(type="int", default=10),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = new_module(
+        argument_spec(),
+        mutually_exclusive=[("source", "all_workers")],
+        supports_check_mode=True,
+    )
+    run_module(module, run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: nfd_labels
+short_description: Read NFD / GPU Feature Discovery node labels into facts and set or remove node labels in bulk
+version_added: 0.1.0
+author:
+  - gpuops.cluster maintainers (!UNKNOWN)
+description:
+  - Reads what Node Feature Discovery (NFD) and GPU Feature Discovery (GFD) put on the nodes. Which nodes have an
+    NVIDIA GPU (C(feature.node.kubernetes.io/pci-10de.present=true), see O(gpu_label)), their kernel version
+    (C(kernel-version.full)), OS release (C(system-os_release.*)), and the GFD details (C(nvidia.com/gpu.product),
+    C(.count), C(.memory), C(.family), compute capability, CUDA driver and runtime versions).
+  - Groups the GPU nodes by kernel version and by OS build, which is what per-kernel driver builds need.
+  - Optionally waits until the nodes reach a state, for example at least N nodes labelled by NFD (O(wait_for)).
+  - Optionally sets or removes labels on a selected set of nodes (O(node_selector) and/or O(node_names)) in one task.
+    The nodes are read with one list request. Only the nodes whose labels differ get a JSON merge patch, and the
+    patches are sent in parallel (O(parallel)). So labelling 500 nodes is one task and a few seconds, and a second
+    run sends no write at all.
+  - Label keys and values are checked against the Kubernetes rules before anything is written.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+    details: No patch is sent; the result and the facts show the labels as they would be.
+  diff_mode:
+    support: full
+  facts:
+    support: full
+  platform:
+    platforms: all
+options:
+  labels:
+    description:
+      - Labels to set on the selected nodes (O(state=present)), or to remove (O(state=absent), values ignored).
+      - With O(state=present) a V(null) value removes that label.
+      - Booleans and numbers are written as Kubernetes strings (V(true) becomes C("true")).
+      - Without O(labels) the module only reads (and waits).
+    type: dict
+  state:
+    description:
+      - Whether O(labels) are set (V(present)) or removed (V(absent)).
+    type: str
+    default: present
+    choices: [present, absent]
+  node_selector:
+    description:
+      - Label selector of the nodes to read and label, in kubectl syntax
+        (C(feature.node.kubernetes.io/pci-10de.present=true,node-role.kubernetes.io/worker)).
+      - Changing labels needs O(node_selector) or O(node_names); a selector that matches no node is an error then.
+    type: str
+  node_names:
+    description:
+      - Names of the nodes to read and label. With O(node_selector), only nodes that also match the selector count.
+      - Every name must exist.
+    type: list
+    elements: str
+  gpu_label:
+    description:
+      - Node label whose value C(true) marks a node with an NVIDIA GPU.
+    type: str
+    default: feature.node.kubernetes.io/pci-10de.present
+  wait_for:
+    description:
+      - Before reading (and labelling), wait until the selected nodes reach this state.
+      - Skipped in check mode, as kubernetes.core skips waits there.
+    type: dict
+    suboptions:
+      gpu_nodes:
+        description: At least this many nodes carry O(gpu_label)=C(true).
+        type: int
+      gfd_nodes:
+        description: At least this many GPU nodes carry the GFD label C(nvidia.com/gpu.product).
+        type: int
+  wait_timeout:
+    description:
+      - Seconds to wait for O(wait_for). Must be at least O(wait_sleep).
+    type: int
+    default: 300
+  wait_sleep:
+    description:
+      - Seconds between checks while waiting.
+    type: int
+    default: 5
+  parallel:
+    description:
+      - Number of label patches in flight at once (capped by the kubernetes client connection pool size).
+    type: int
+    default: 16
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+seealso:
+  - module: gpuops.cluster.machineset_clone
+"""
+
+EXAMPLES = r"""
+- name: Wait for NFD to label 3 GPU nodes, then read kernel versions
+  gpuops.cluster.nfd_labels:
+    wait_for:
+      gpu_nodes: 3
+    wait_timeout: 600
+  register: nfd
+
+- name: One driver build per kernel version
+  ansible.builtin.debug:
+    msg: "{{ item.key }} on {{ item.value | join(', ') }}"
+  loop: "{{ nfd.kernel_versions | dict2items }}"
+
+- name: Give every GPU node a role label, in one task
+  gpuops.cluster.nfd_labels:
+    node_selector: feature.node.kubernetes.io/pci-10de.present=true
+    labels:
+      node-role.kubernetes.io/gpu: ""
+      nvidia.com/gpu.deploy.driver: "true"
+
+- name: Remove a label from two nodes
+  gpuops.cluster.nfd_labels:
+    node_names: [ip-10-0-138-78.us-east-2.compute.internal, ip-10-0-139-12.us-east-2.compute.internal]
+    state: absent
+    labels:
+      gpuops.io/pool:
+"""
+
+RETURN = r"""
+nodes:
+  description: Per selected node, what the NFD / GFD labels say (after the label changes).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Node name.
+      type: str
+    gpu:
+      description: Whether O(gpu_label) is C(true).
+      type: bool
+    ready:
+      description: Whether the Ready condition is True.
+      type: bool
+    instance_type:
+      description: Value of C(node.kubernetes.io/instance-type).
+      type: str
+    zone:
+      description: Value of C(topology.kubernetes.io/zone).
+      type: str
+    kernel_version:
+      description: C(feature.node.kubernetes.io/kernel-version.full).
+      type: str
+      sample: 4.18.0-193.29.1.el8_2.x86_64
+    kernel:
+      description: All C(kernel-version.*) labels (full, major, minor, revision).
+      type: dict
+    os_release:
+      description: All C(system-os_release.*) labels by key (ID, VERSION_ID, OSTREE_VERSION, ...).
+      type: dict
+      sample: {"ID": "rhcos", "VERSION_ID": "4.6"}
+    gfd:
+      description: GPU Feature Discovery labels; empty when GFD has not labelled the node.
+      type: dict
+      sample: {"present": true, "product": "Tesla-T4", "count": 1, "memory": 15109, "family": "turing",
+               "compute_capability": "7.5", "cuda_driver": "450.80.02", "cuda_runtime": "11.0",
+               "machine": "g4dn.xlarge"}
+    allocatable_gpus:
+      description: C(status.allocatable["nvidia.com/gpu"]) as a number, null when absent.
+      type: int
+    changed:
+      description: Whether this node's labels were (or would be) changed.
+      type: bool
+gpu_nodes:
+  description: Names of the selected nodes with O(gpu_label)=C(true).
+  returned: always
+  type: list
+  elements: str
+kernel_versions:
+  description: GPU node names grouped by kernel version (C(unknown) when the label is missing).
+  returned: always
+  type: dict
+  sample: {"4.18.0-193.29.1.el8_2.x86_64": ["node-a", "node-b"]}
+os_versions:
+  description: GPU node names grouped by OS build (C(OSTREE_VERSION), else C(ID-VERSION_ID)).
+  returned: always
+  type: dict
+  sample: {"46.82.202011061621-0": ["node-a"]}
+summary:
+  description: Counts (nodes, gpu_nodes, gfd_nodes, kernel_versions) and GPU products with their node counts.
+  returned: always
+  type: dict
+  sample: {"nodes": 6, "gpu_nodes": 2, "gfd_nodes": 2, "kernel_versions": 1, "products": {"Tesla-T4": 2}}
+changed_nodes:
+  description: Names of the nodes whose labels were (or in check mode would be) changed.
+  returned: always
+  type: list
+  elements: str
+diff:
+  description: Per changed node, the changed label keys before and after.
+  returned: in diff mode when labels are given
+  type: dict
+  sample: {"before": {"nodes": {"node-a": {"labels": {}}}}, "after": {"nodes": {"node-a": {"labels": {"gpuops.io/pool": "a"}}}}}
+progress:
+  description: Timeline of the wait.
+  returned: when O(wait_for) is given
+  type: list
+  elements: str
+  sample: ["t+0s 0/3 nodes labelled feature.node.kubernetes.io/pci-10de.present=true (6 nodes seen)"]
+duration:
+  description: Seconds the task took.
+  returned: always
+  type: float
+ansible_facts:
+  description: The same data as host facts.
+  returned: always
+  type: dict
+  contains:
+    gpuops_nfd:
+      description: gpu_nodes, kernel_versions, os_versions, summary and nodes, as returned above.
+      type: dict
+"""
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
+    auth_argument_spec,
+    new_module,
+    run_module,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.labels import (
+    GPU_LABEL,
+    run,
+)
+
+
+def argument_spec():
+    spec = auth_argument_spec()
+    spec.update(
+        labels=dict(type="dict"),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        node_selector=dict(type="str"),
+        node_names=dict(type="list", elements="str"),
+        gpu_label=dict(type="str", default=GPU_LABEL),
+        wait_for=dict(
+            type="dict",
+            options=dict(
+                gpu_nodes=dict(type="int"),
+                gfd_nodes=dict(type="int"),
+            ),
+        ),
+        wait_timeout=dict(type="int", default=300),
+        wait_sleep=dict(type="int", default=5),
+        parallel=dict(type="int", default=16),
+    )
+    return spec
+
+
+def main():
+    module = new_module(argument_spec(), supports_check_mode=True)
+    run_module(module, run)
+
+
+if __name__ == "__main__":
+    main()
