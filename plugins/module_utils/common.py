@@ -201,3 +201,101 @@ def run_module(module, runner):
             module.fail_json(msg=describe_api_error(exc, module.params), exception=traceback.format_exc())
         raise
     module.exit_json(**result)
+
+
+# ---------------------------------------------------------------------------
+# Shared by driver_container_build and gpu_validate (additive helpers).
+# ---------------------------------------------------------------------------
+
+# NFD marks NVIDIA GPUs (PCI vendor 0x10de) with one of these labels depending on
+# the NFD version: vendor-only (older OpenShift NFD), <class>_<vendor> for 3D
+# controllers (0302) and VGA controllers (0300). The GPU Operator accepts any.
+NVIDIA_PCI_LABELS = (
+    "feature.node.kubernetes.io/pci-10de.present",
+    "feature.node.kubernetes.io/pci-0302_10de.present",
+    "feature.node.kubernetes.io/pci-0300_10de.present",
+)
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "gpuops.cluster"
+
+
+def has_nvidia_pci_label(labels):
+    """True when NFD marked the node as carrying an NVIDIA PCI device."""
+    labels = labels or {}
+    return any(str(labels.get(key, "")).lower() == "true" for key in NVIDIA_PCI_LABELS)
+
+
+def label_selector(selector):
+    """{'a': 'b', 'c': ''} -> 'a=b,c=' (server-side label selector string)."""
+    return ",".join("{0}={1}".format(k, "" if v is None else v) for k, v in sorted((selector or {}).items()))
+
+
+def select_gpu_nodes(nodes, node_selector=None, names=None):
+    """GPU nodes among ``nodes`` (dicts as returned by the API).
+
+    With an explicit ``node_selector`` the nodes must match every label of it
+    (the caller usually already asked the server with that selector); without
+    one, a node is a GPU node when it carries any NVIDIA PCI label. ``names``
+    restricts the result further to those node names.
+    """
+    selected = []
+    for node in nodes:
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if node_selector:
+            if any(str(labels.get(k)) != str(v) for k, v in node_selector.items()):
+                continue
+        elif not has_nvidia_pci_label(labels):
+            continue
+        if names and meta.get("name") not in names:
+            continue
+        selected.append(node)
+    return sorted(selected, key=lambda n: n["metadata"]["name"])
+
+
+def describe_node_selection(node_selector=None, names=None):
+    """Human wording of a node selection, for error messages."""
+    if node_selector:
+        what = "nodes labelled {0}".format(label_selector(node_selector))
+    else:
+        what = "nodes labelled {0}=true".format(" or ".join(NVIDIA_PCI_LABELS))
+    if names:
+        what += " named {0}".format(", ".join(names))
+    return what
+
+
+def object_contains(existing, desired):
+    """True when every field of ``desired`` is present with the same value in ``existing``.
+
+    Server defaults (extra keys) are tolerated; lists must have the same length
+    and each element must contain the desired element. This is the
+    compare-before-write test that keeps a second run free of mutating requests.
+    """
+    if isinstance(desired, dict):
+        if not isinstance(existing, dict):
+            return False
+        return all(k in existing and object_contains(existing[k], v) for k, v in desired.items())
+    if isinstance(desired, list):
+        if not isinstance(existing, list) or len(existing) != len(desired):
+            return False
+        return all(object_contains(e, d) for e, d in zip(existing, desired))
+    if isinstance(desired, bool) or isinstance(existing, bool):
+        return type(desired) is type(existing) and desired == existing
+    return desired == existing
+
+
+SERVER_FIELDS = ("resourceVersion", "uid", "generation", "creationTimestamp", "managedFields", "selfLink")
+
+
+def strip_server_fields(obj):
+    """A copy of an API object without status and server-populated metadata (for diffs)."""
+    obj = copy.deepcopy(obj or {})
+    obj.pop("status", None)
+    meta = obj.get("metadata") or {}
+    for key in SERVER_FIELDS:
+        meta.pop(key, None)
+    annotations = meta.get("annotations") or {}
+    annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    if "annotations" in meta and not annotations:
+        meta.pop("annotations")
+    return obj

@@ -1,0 +1,366 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_validate
+short_description: Validate that every GPU node advertises, runs and reports its NVIDIA GPUs
+version_added: 0.1.0
+author:
+  - gpuops.cluster maintainers (!UNKNOWN)
+description:
+  - Runs the validation steps of the manual OpenShift GPU procedure and of the GPU Operator state machine on
+    every selected GPU node at once and returns a per-node report.
+  - 'Fails with a message naming every failing node and why, for example
+    C(ip-10-0-138-78: allocatable nvidia.com/gpu 0, expected 1; device-plugin pod CrashLoopBackOff).'
+  - C(allocatable) - the node's C(status.allocatable) has the expected C(nvidia.com/gpu) (GFD label
+    C(nvidia.com/gpu.count) times C(nvidia.com/gpu.replicas), or O(expected_gpus), or at least one). On
+    failure the state of the node's device plugin pod (O(device_plugin_selector)) is added.
+  - C(driver) - a driver pod (O(driver_selector) in O(driver_namespace)) on the node is Ready; otherwise its
+    state (C(CrashLoopBackOff), C(ImagePullBackOff), ...) and the last lines of its (previous) log.
+  - C(vectoradd) - a pod pinned to the node requesting one C(nvidia.com/gpu) runs the CUDA vectorAdd sample;
+    it must Succeed with C(Test PASSED) in its log. C(nvidia_smi) - the same with C(nvidia-smi), which must
+    print its table (and O(driver_version) when given).
+  - C(metrics) - the node's DCGM exporter serves C(DCGM_FI_DEV_GPU_TEMP) for each GPU. The endpoint is read
+    through the API server proxy, so the machine running Ansible needs no pod network -
+    C(/api/v1/namespaces/<ns>/pods/<exporter pod>:<port>/proxy/metrics) per node (O(metrics_via=pod)), or
+    once through C(/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/metrics) (O(metrics_via=service)),
+    series being attributed to nodes by their C(Hostname) label. When the API server cannot reach the
+    exporter the check is reported C(unreachable) with the proxy's error; it never passes unread.
+  - All pods are created first (in parallel), then followed together with one watch (one list per
+    O(poll_interval) where watches are not available); logs are read in parallel as pods finish, so the duration
+    hardly depends on the number of nodes.
+  - The pods run with a restricted security context (runAsNonRoot, no privilege escalation, all capabilities
+    dropped, read-only root filesystem, RuntimeDefault seccomp), tolerate O(tolerations) and
+    are deleted as soon as they finished and their log was read; whatever is left is deleted at the end, also
+    after failures and timeouts.
+  - The module never reports C(changed) - it leaves nothing behind. In check mode no pod is created (the
+    workload checks are reported C(skipped)) and no request that writes is sent.
+  - Reports can be written as JSON (O(report_json)), JUnit XML (O(report_junit), one test case per node and
+    check) and Markdown (O(report_markdown)), also when the validation fails.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  checks:
+    description: The checks to run.
+    type: list
+    elements: str
+    choices: [allocatable, driver, vectoradd, nvidia_smi, metrics]
+    default: [allocatable, driver, vectoradd]
+  node_selector:
+    description:
+      - Labels the nodes to validate must carry (all of them). Default (empty) selects nodes with any NVIDIA
+        PCI label of Node Feature Discovery (C(feature.node.kubernetes.io/pci-10de.present=true) or the
+        C(pci-0302_10de) / C(pci-0300_10de) forms).
+    type: dict
+    default: {}
+  nodes:
+    description: Validate only these nodes (by name). Without O(node_selector) they need no NFD label.
+    type: list
+    elements: str
+  namespace:
+    description: Namespace the validation pods run in. It must exist.
+    type: str
+    default: nvidia-gpu-operator
+  driver_namespace:
+    description: Namespace of the driver and device plugin pods (default O(namespace)).
+    type: str
+  driver_selector:
+    description: Label selector of the driver pods.
+    type: str
+    default: app.kubernetes.io/component=nvidia-driver
+  device_plugin_selector:
+    description: Label selector of the device plugin pods (their state explains a missing allocatable).
+    type: str
+    default: app.kubernetes.io/component=nvidia-device-plugin
+  expected_gpus:
+    description: GPUs every node must advertise; default from the GFD label C(nvidia.com/gpu.count) of each node, else at least 1.
+    type: int
+  driver_version:
+    description: With C(nvidia_smi), the driver version (or branch) nvidia-smi must report.
+    type: str
+  vectoradd_image:
+    description: Image of the vectoradd check (the CUDA vectorAdd sample; prints C(Test PASSED)).
+    type: str
+    default: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8
+  nvidia_smi_image:
+    description: Image of the nvidia_smi check (runs C(nvidia-smi)).
+    type: str
+    default: nvcr.io/nvidia/cuda:12.5.0-base-ubi8
+  tolerations:
+    description: Tolerations of the validation pods (default tolerates the C(nvidia.com/gpu) NoSchedule taint).
+    type: list
+    elements: dict
+  pin:
+    description:
+      - How a pod is tied to its node. C(affinity) (a required node affinity on C(metadata.name), as DaemonSets
+        do) keeps the scheduler's check of the free C(nvidia.com/gpu); C(nodeName) bypasses the scheduler.
+    type: str
+    choices: [affinity, nodeName]
+    default: affinity
+  run_as_user:
+    description:
+      - UID of the validation containers. Leave unset on OpenShift (the restricted SCC assigns one); on
+        Kubernetes images that run as root need it because the pods set runAsNonRoot.
+    type: int
+  service_account:
+    description: Service account of the validation pods (default the namespace's default account).
+    type: str
+  priority_class_name:
+    description: PriorityClass of the validation pods.
+    type: str
+  runtime_class_name:
+    description: RuntimeClass of the validation pods (e.g. C(nvidia) where the toolkit is not the default runtime).
+    type: str
+  image_pull_secrets:
+    description: Pull secrets of the validation pods.
+    type: list
+    elements: str
+  timeout:
+    description: Seconds to wait for all validation pods together (at least 10).
+    type: int
+    default: 300
+  poll_interval:
+    description: Seconds between two progress lines, and between two polls where the pods cannot be watched.
+    type: int
+    default: 2
+  parallel:
+    description: Requests sent at the same time (pod creation, log and metrics reads).
+    type: int
+    default: 16
+  metrics_namespace:
+    description: Namespace of the DCGM exporter (default O(namespace)).
+    type: str
+  metrics_selector:
+    description: Label selector of the DCGM exporter pods (O(metrics_via=pod)).
+    type: str
+    default: app.kubernetes.io/component=dcgm-exporter
+  metrics_via:
+    description:
+      - C(pod) reads every node's exporter pod through the pod proxy (per node); C(service) reads the
+        Service once through the service proxy (reaches one exporter per request).
+    type: str
+    choices: [pod, service]
+    default: pod
+  metrics_service:
+    description: Service of the DCGM exporter for O(metrics_via=service).
+    type: str
+    default: nvidia-dcgm-exporter
+  metrics_port:
+    description: Port of the DCGM exporter.
+    type: int
+    default: 9400
+  metrics_path:
+    description: Path of the metrics endpoint.
+    type: str
+    default: /metrics
+  report_json:
+    description: Write the report as JSON to this file (its folder must exist and be writable).
+    type: path
+  report_junit:
+    description: Write the report as JUnit XML to this file (for AWX / CI test views).
+    type: path
+  report_markdown:
+    description: Write the report as a Markdown table to this file.
+    type: path
+  fail_on_error:
+    description: Fail when a node fails a check. With C(false) the result carries RV(passed) and RV(failures) instead.
+    type: bool
+    default: true
+requirements:
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+attributes:
+  check_mode:
+    support: partial
+    description: Can run in check mode without writing anything.
+    details: The read-only checks (allocatable, driver, metrics) run; the workload checks are reported skipped because they create pods.
+  diff_mode:
+    support: none
+    description: The module changes nothing.
+notes:
+  - Needs list/get on nodes, namespaces and pods, get on pods/log and pods/proxy (or services/proxy), and
+    create/delete/deletecollection and watch on pods in O(namespace).
+  - In an audit log a normal run shows one create and one delete per validation pod (each pod is deleted as soon
+    as its log is read; a deletecollection by the label C(gpuops.cluster/validation-run) follows only if pods of
+    the run are still listed at the end); check mode shows none.
+seealso:
+  - module: gpuops.cluster.driver_container_build
+  - module: gpuops.cluster.nfd_labels
+"""
+
+EXAMPLES = r"""
+- name: Driver state validation (after the driver DaemonSets)
+  gpuops.cluster.gpu_validate:
+    checks: [driver]
+
+- name: End-to-end validation with reports for AWX / CI
+  gpuops.cluster.gpu_validate:
+    checks: [allocatable, driver, vectoradd, nvidia_smi, metrics]
+    driver_version: 550.90.07
+    timeout: 600
+    report_json: "{{ playbook_dir }}/reports/gpu-validate.json"
+    report_junit: "{{ playbook_dir }}/reports/gpu-validate.xml"
+    report_markdown: "{{ playbook_dir }}/reports/gpu-validate.md"
+
+- name: Validate the training nodes, tainted nodetype=gpu, without failing the play
+  gpuops.cluster.gpu_validate:
+    node_selector:
+      node-role.kubernetes.io/training: ""
+    tolerations:
+      - key: nodetype
+        operator: Equal
+        value: gpu
+        effect: NoSchedule
+    fail_on_error: false
+  register: gpu_report
+
+- name: Show the failing nodes
+  ansible.builtin.debug:
+    var: gpu_report.failures
+"""
+
+RETURN = r"""
+passed:
+  description: Every selected node passed every check.
+  returned: always
+  type: bool
+  sample: false
+summary:
+  description:
+    - Counts and run facts.
+    - C(timings) gives the seconds after the start at which the validation pods began to be created, were all
+      created and had all finished (absent without workload checks).
+  returned: always
+  type: dict
+  sample:
+    result: failed
+    nodes: 3
+    passed: 2
+    failed: 1
+    checks: [allocatable, driver, vectoradd]
+    duration: 14.2
+    started: "2026-01-10T10:00:00Z"
+    namespace: nvidia-gpu-operator
+    run: k3x9qa
+    check_mode: false
+    timings: {pods_start: 0.1, pods_created: 0.4, pods_finished: 13.9}
+nodes:
+  description: One entry per node.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    node:
+      description: Node name.
+      type: str
+    passed:
+      description: The node passed every check.
+      type: bool
+    product:
+      description: GFD C(nvidia.com/gpu.product) label.
+      type: str
+    allocatable_gpus:
+      description: C(nvidia.com/gpu) in C(status.allocatable).
+      type: int
+    expected_gpus:
+      description: Expected GPUs (null means at least one).
+      type: int
+    checks:
+      description: Check name (and C(node_ready)) -> C(status) (pass, fail, skipped, unreachable), C(message) and details (C(pod), C(duration)).
+      type: dict
+    failures:
+      description: The failure messages of this node.
+      type: list
+      elements: str
+  sample:
+    - node: ip-10-0-138-78
+      passed: false
+      allocatable_gpus: 0
+      expected_gpus: 1
+      checks:
+        node_ready: {status: pass, message: Ready}
+        allocatable: {status: fail, message: "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff"}
+      failures: ["allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff"]
+failures:
+  description: 'One line per failing node, C(<node>: <reason>; <reason>).'
+  returned: always
+  type: list
+  elements: str
+reports:
+  description: Format -> path of the reports written.
+  returned: always
+  type: dict
+  sample: {json: /tmp/gpu-validate.json}
+leftover_pods:
+  description: Validation pods that could not be deleted (normally absent).
+  returned: when cleanup left pods behind
+  type: list
+  elements: str
+progress:
+  description: 'Timeline of the run (deduplicated), for example C(t+4s validation pods: 2 Running, 1 Succeeded).'
+  returned: always
+  type: list
+  elements: str
+"""
+
+import copy
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
+    auth_argument_spec,
+    new_module,
+    run_module,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.validate import CHECKS, DEFAULT_CHECKS, run
+
+
+def argument_spec():
+    spec = auth_argument_spec()
+    spec.update(
+        checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(DEFAULT_CHECKS)),
+        node_selector=dict(type="dict", default={}),
+        nodes=dict(type="list", elements="str"),
+        namespace=dict(type="str", default="nvidia-gpu-operator"),
+        driver_namespace=dict(type="str"),
+        driver_selector=dict(type="str", default="app.kubernetes.io/component=nvidia-driver"),
+        device_plugin_selector=dict(type="str", default="app.kubernetes.io/component=nvidia-device-plugin"),
+        expected_gpus=dict(type="int"),
+        driver_version=dict(type="str"),
+        vectoradd_image=dict(type="str", default="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8"),
+        nvidia_smi_image=dict(type="str", default="nvcr.io/nvidia/cuda:12.5.0-base-ubi8"),
+        tolerations=dict(type="list", elements="dict"),
+        pin=dict(type="str", default="affinity", choices=["affinity", "nodeName"]),
+        run_as_user=dict(type="int"),
+        service_account=dict(type="str"),
+        priority_class_name=dict(type="str"),
+        runtime_class_name=dict(type="str"),
+        image_pull_secrets=dict(type="list", elements="str", no_log=False),
+        timeout=dict(type="int", default=300),
+        poll_interval=dict(type="int", default=2),
+        parallel=dict(type="int", default=16),
+        metrics_namespace=dict(type="str"),
+        metrics_selector=dict(type="str", default="app.kubernetes.io/component=dcgm-exporter"),
+        metrics_via=dict(type="str", default="pod", choices=["pod", "service"]),
+        metrics_service=dict(type="str", default="nvidia-dcgm-exporter"),
+        metrics_port=dict(type="int", default=9400),
+        metrics_path=dict(type="str", default="/metrics"),
+        report_json=dict(type="path"),
+        report_junit=dict(type="path"),
+        report_markdown=dict(type="path"),
+        fail_on_error=dict(type="bool", default=True),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = new_module(argument_spec(), supports_check_mode=True)
+    run_module(module, run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+# -*- coding: utf-8 -*-
+"""gpu_validate through main() against an in-memory API with a tiny kubelet/scheduler stand-in.
+
+Pod logs and proxy reads are served by monkeypatched helpers (the fake client
+has no HTTP layer); the integration tests read them from the real apiserver.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+from kubernetes.client.rest import ApiException
+
+from ansible_collections.gpuops.cluster.plugins.modules import gpu_validate
+from ansible_collections.gpuops.cluster.plugins.module_utils import validate as v
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import run
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.test_driver_container_build import BuildCluster, KINDS
+
+NS = "nvidia-gpu-operator"
+PASSED = "[Vector addition of 50000 elements]\nTest PASSED\nDone\n"
+SMI = "| NVIDIA-SMI 550.90.07    Driver Version: 550.90.07    CUDA Version: 12.4 |\n|   0  Tesla T4   On |\n"
+METRICS = 'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1",Hostname="%s"} 33\n'
+
+
+def node(name, alloc="1", count="1"):
+    return {"kind": "Node", "metadata": {"name": name, "labels": {
+        "feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.count": count, "nvidia.com/gpu.product": "Tesla-T4"}},
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"nvidia.com/gpu": alloc}}}
+
+
+def component_pod(name, node_name, component, ready=True, waiting=None, restarts=0):
+    cs = {"name": "c", "ready": ready, "restartCount": restarts, "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": NS, "labels": {"app.kubernetes.io/component": component}},
+            "spec": {"nodeName": node_name},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}], "containerStatuses": [cs]}}
+
+
+class GpuCluster(BuildCluster):
+    def __init__(self, objects, outcome=None):
+        super(GpuCluster, self).__init__(objects, kinds=KINDS)
+        self.outcome = outcome or (lambda pod: ("Succeeded", PASSED if "vectoradd" in pod["metadata"]["name"] else SMI))
+        self.logs = {}
+        self.on_get = GpuCluster.kubelet
+
+    def kubelet(self, resource):
+        """Validation pods run to completion at the first look (scheduled on their affinity node)."""
+        for key, pod in list(self.store.items()):
+            if key[0] != "Pod" or (pod.get("status") or {}).get("phase"):
+                continue
+            terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            pod["spec"]["nodeName"] = terms[0]["matchFields"][0]["values"][0]
+            phase, log = self.outcome(pod)
+            if phase == "Pending":
+                pod["status"] = {"phase": "Pending", "conditions": [
+                    {"type": "PodScheduled", "status": "False", "message": "0/3 nodes are available: 1 Insufficient nvidia.com/gpu."}]}
+                continue
+            code = 0 if phase == "Succeeded" else 1
+            term = {"exitCode": code, "reason": "Completed" if code == 0 else "Error"}
+            pod["status"] = {"phase": phase, "containerStatuses": [{"name": "c", "ready": False, "restartCount": 0, "state": {"terminated": term}}]}
+            self.logs[pod["metadata"]["name"]] = log
+
+
+@pytest.fixture
+def patched(monkeypatch):
+    state = {"proxy": lambda path: METRICS % path.split("/pods/")[1].split(":")[0].replace("dcgm-", ""), "client": None}
+    monkeypatch.setattr(v, "_core", lambda client: client)
+    monkeypatch.setattr(v, "_read_log", lambda core, pod, ns, tail=None, previous=False: core.logs.get(pod, ""))
+    monkeypatch.setattr(v, "_proxy_get", lambda client, path: state["proxy"](path))
+    return state
+
+
+def cluster(n=3, extra=(), **kw):
+    objs = [{"kind": "Namespace", "metadata": {"name": NS}}]
+    for i in range(n):
+        name = "gpu-{0}".format(i)
+        objs += [node(name), component_pod("nvidia-driver-" + name, name, "nvidia-driver"),
+                 component_pod("dp-" + name, name, "nvidia-device-plugin"), component_pod("dcgm-" + name, name, "dcgm-exporter")]
+    objs.append({"kind": "Node", "metadata": {"name": "worker-0", "labels": {}}, "status": {}})
+    objs += list(extra)
+    return GpuCluster(objs, **kw)
+
+
+def go(monkeypatch, client, check=False, **args):
+    args.setdefault("poll_interval", 1)
+    return run(monkeypatch, gpu_validate.main, client, args, check=check)
+
+
+def pods_left(client):
+    return [p["metadata"]["name"] for p in client.objects("Pod") if p["metadata"].get("labels", {}).get(v.RUN_LABEL)]
+
+
+def test_all_nodes_pass_and_nothing_is_left(monkeypatch, patched, tmp_path):
+    client = cluster(3)
+    paths = dict(report_json=str(tmp_path / "r.json"), report_junit=str(tmp_path / "r.xml"), report_markdown=str(tmp_path / "r.md"))
+    result, failed = go(monkeypatch, client, checks=["allocatable", "driver", "vectoradd", "nvidia_smi", "metrics"], **paths)
+    assert not failed, result
+    assert result["changed"] is False and result["passed"] is True
+    assert [n["node"] for n in result["nodes"]] == ["gpu-0", "gpu-1", "gpu-2"]
+    for n in result["nodes"]:
+        assert set(n["checks"]) == {"node_ready", "allocatable", "driver", "vectoradd", "nvidia_smi", "metrics"}
+        assert all(c["status"] == "pass" for c in n["checks"].values()), n
+    creates = [w for w in client.writes if w[0] == "create"]
+    assert len(creates) == 6 and {w[1] for w in creates} == {"Pod"}
+    deletes = [w for w in client.writes if w[0] != "create"]
+    assert [w[0] for w in deletes] == ["delete"] * 6 and sorted(w[2] for w in deletes) == sorted(w[2] for w in creates)
+    assert pods_left(client) == []
+    assert result["reports"] == {"json": paths["report_json"], "junit": paths["report_junit"], "markdown": paths["report_markdown"]}
+    assert json.load(open(paths["report_json"]))["summary"]["passed"] == 3
+    assert "GPU validation: PASSED (3/3 nodes passed)" in open(paths["report_markdown"]).read()
+
+
+def test_failing_node_is_named_with_reasons(monkeypatch, patched, tmp_path):
+    client = cluster(2, extra=[node("ip-10-0-138-78", alloc="0"),
+                               component_pod("nvidia-driver-x", "ip-10-0-138-78", "nvidia-driver"),
+                               component_pod("dp-x", "ip-10-0-138-78", "nvidia-device-plugin", ready=False, waiting="CrashLoopBackOff", restarts=4)])
+    result, failed = go(monkeypatch, client, report_junit=str(tmp_path / "r.xml"))
+    assert failed
+    assert result["msg"] == ("GPU validation failed on 1 of 3 GPU node(s) (checks: allocatable, driver, vectoradd): ip-10-0-138-78: "
+                             "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4); "
+                             "vectoradd not run: the node advertises no allocatable nvidia.com/gpu, the pod could not be scheduled")
+    assert result["passed"] is False and result["summary"]["failed"] == 1
+    assert len([w for w in client.writes if w[0] == "create"]) == 2  # no pod for the node without GPUs
+    assert pods_left(client) == []
+    assert os.path.exists(str(tmp_path / "r.xml"))  # reports are written on failure too
+
+
+def test_workload_failure_and_log(monkeypatch, patched):
+    def outcome(pod):
+        if "vectoradd" in pod["metadata"]["name"] and pod["spec"]["nodeName"] == "gpu-1":
+            return "Failed", "Failed to allocate device vector A (error code no CUDA-capable device is detected)!\n"
+        return "Succeeded", PASSED
+
+    client = cluster(3, outcome=outcome)
+    result, failed = go(monkeypatch, client, fail_on_error=False)
+    assert not failed and result["passed"] is False
+    assert result["failures"] == [
+        "gpu-1: vectoradd pod Failed (Error (exit 1)): Failed to allocate device vector A (error code no CUDA-capable device is detected)!"]
+    assert pods_left(client) == []
+
+
+def test_driver_crashloop(monkeypatch, patched):
+    client = cluster(1)
+    client.put(component_pod("nvidia-driver-gpu-0", "gpu-0", "nvidia-driver", ready=False, waiting="CrashLoopBackOff", restarts=6))
+    client.logs["nvidia-driver-gpu-0"] = "Loading driver\nERROR: Unable to load the kernel module 'nvidia.ko'\n"
+    result, failed = go(monkeypatch, client, checks=["driver"])
+    assert failed
+    assert result["msg"].endswith(
+        "gpu-0: driver pod nvidia-driver-gpu-0 CrashLoopBackOff (restarts 6): Loading driver / ERROR: Unable to load the kernel module 'nvidia.ko'")
+    assert client.writes == []  # read-only checks create nothing
+
+
+def test_check_mode_creates_nothing(monkeypatch, patched):
+    client = cluster(2)
+    result, failed = go(monkeypatch, client, check=True, checks=["allocatable", "driver", "vectoradd", "metrics"])
+    assert not failed, result
+    assert client.writes == []
+    assert result["nodes"][0]["checks"]["vectoradd"]["status"] == "skipped"
+    assert result["nodes"][0]["checks"]["metrics"]["status"] == "pass"
+    assert result["summary"]["check_mode"] is True
+
+
+def test_metrics_unreachable_is_not_a_pass(monkeypatch, patched):
+    def refuse(path):
+        raise ApiException(status=503, reason="Service Unavailable")
+
+    patched["proxy"] = refuse
+    client = cluster(1)
+    result, failed = go(monkeypatch, client, checks=["metrics"])
+    assert failed
+    assert result["nodes"][0]["checks"]["metrics"]["status"] == "unreachable"
+    assert "metrics unreachable via pod proxy /api/v1/namespaces/nvidia-gpu-operator/pods/dcgm-gpu-0:9400/proxy/metrics" in result["msg"]
+
+
+def test_metrics_via_service(monkeypatch, patched):
+    patched["proxy"] = lambda path: (METRICS % "gpu-0") if "/services/nvidia-dcgm-exporter:9400/proxy/metrics" in path else ""
+    client = cluster(2)
+    result, failed = go(monkeypatch, client, checks=["metrics"], metrics_via="service", fail_on_error=False)
+    assert not failed
+    statuses = dict((n["node"], n["checks"]["metrics"]["status"]) for n in result["nodes"])
+    assert statuses == {"gpu-0": "pass", "gpu-1": "unreachable"}
+
+
+def test_timeout_reports_pending_reason_and_cleans_up(monkeypatch, patched):
+    monkeypatch.setattr(v, "MIN_TIMEOUT", 1)
+    client = cluster(2, outcome=lambda pod: ("Pending", ""))
+    result, failed = go(monkeypatch, client, checks=["vectoradd"], timeout=1)
+    assert failed
+    assert "gpu-0: vectoradd pod still Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu. after 1s" in result["msg"]
+    assert pods_left(client) == []
+
+
+def test_untolerated_taint_fails_fast(monkeypatch, patched):
+    tainted = node("gpu-t")
+    tainted["spec"]["taints"].append({"key": "nodetype", "value": "gpu", "effect": "NoSchedule"})
+    client = cluster(0, extra=[tainted, component_pod("nvidia-driver-t", "gpu-t", "nvidia-driver")])
+    result, failed = go(monkeypatch, client, checks=["vectoradd"])
+    assert failed and "taint nodetype=gpu:NoSchedule is not tolerated; add it to tolerations" in result["msg"]
+    assert client.writes == []
+
+
+def test_unauthorized_create_still_cleans_up(monkeypatch, patched):
+    client = cluster(2)
+    original = client.create
+    calls = []
+
+    def create(resource, definition, namespace=None, **params):
+        calls.append(definition["metadata"]["name"])
+        if len(calls) == 2:
+            raise ApiException(status=401, reason="Unauthorized")
+        return original(resource, definition, namespace=namespace, **params)
+
+    client.create = create
+    result, failed = go(monkeypatch, client, checks=["vectoradd"])
+    assert failed and result["msg"].startswith("api_key:") and "401" in result["msg"]
+    assert pods_left(client) == []
+    assert [w[0] for w in client.writes] == ["create", "delete"]  # the pod that was created is deleted again
+
+
+@pytest.mark.parametrize("args,param", [
+    (dict(checks=["allocatable", "gpu_burn"]), "checks"),
+    (dict(timeout=3), "timeout"),
+    (dict(node_selector={"gpu": "nonexistent"}), "node_selector"),
+    (dict(nodes=["gpu-0", "ghost"]), "nodes"),
+    (dict(namespace="missing"), "namespace"),
+    (dict(report_json="/nonexistent-dir-xyz/r.json"), "report_json"),
+    (dict(expected_gpus=0), "expected_gpus"),
+    (dict(tolerations=[{"key": "x", "operator": "Maybe"}]), "tolerations"),
+    (dict(driver_selector="app=(broken"), "driver_selector"),
+    (dict(vectoradd_image="UPPER/Case Image"), "vectoradd_image"),
+    (dict(metrics_port=0, checks=["metrics"]), "metrics_port"),
+])
+def test_bad_inputs_fail_naming_parameter_and_write_nothing(monkeypatch, patched, args, param):
+    client = cluster(2)
+    result, failed = go(monkeypatch, client, **args)
+    assert failed, result
+    assert client.writes == []
+    assert param in result["msg"]
+    if param != "checks":  # choices are enforced by Ansible's own argument spec check
+        assert result["msg"].startswith(param + ":") and result.get("param") == param
