@@ -21,7 +21,7 @@ if not os.path.lexists(LINK):
     os.makedirs(os.path.dirname(LINK), exist_ok=True)
     os.symlink(ROOT, LINK)
 
-for path in (BUILD, os.path.join(ROOT, "tests")):
+for path in (BUILD, os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "localcluster")):
     if path not in sys.path:
         sys.path.insert(0, path)
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
@@ -144,9 +143,20 @@ class LocalCluster(object):
                 pid = int(f.read().strip())
         except (OSError, ValueError):
             return None
+        # A child this process started and stopped stays a zombie until reaped;
+        # reap it, and treat zombies of other parents as gone too.
         try:
-            os.kill(pid, 0)
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return None
+        except ChildProcessError:
+            pass
         except OSError:
+            return None
+        try:
+            with open("/proc/{0}/stat".format(pid)) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return None
+        except (OSError, IndexError):
             return None
         return pid
 
@@ -300,7 +310,7 @@ class LocalCluster(object):
         self.spawn("kwok", [
             os.path.join(bins, "kwok"),
             "--kubeconfig=" + os.path.join(self.workdir, "kwok.kubeconfig"),
-            "--config=" + os.path.join(HERE, "kwok", "stages.yaml"),
+            "--config=" + self.kwok_config(),
             "--manage-all-nodes=true",
             "--node-ip=127.0.0.1", "--node-port={0}".format(self.ports["kwok"]),
             "--server-address=127.0.0.1:{0}".format(self.ports["kwok"]),
@@ -308,6 +318,21 @@ class LocalCluster(object):
             "--enable-crds=Logs",
         ])
         self.wait_http("kwok", "http://127.0.0.1:{0}/healthz".format(self.ports["kwok"]), 60)
+
+    def kwok_config(self):
+        """kwok wants one multi-document YAML; we keep the stages as one YAML list
+        (a single document, as yamllint in ansible-test sanity requires)."""
+        import yaml
+
+        with open(os.path.join(HERE, "kwok", "stages.yaml")) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+        stages = []
+        for d in docs:
+            stages.extend(d if isinstance(d, list) else [d])
+        path = os.path.join(self.workdir, "kwok.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump_all(stages, f, sort_keys=False)
+        return path
 
     def start_sim(self, profile):
         env = os.environ.copy()
@@ -334,16 +359,15 @@ class LocalCluster(object):
 
         api = client.CoreV1Api(self.api_client())
         nodes = []
+        if profile == "openshift":
+            # The simulated machine-api seeds masters and workers with their Machines.
+            return []
         for i in range(3):
             name = "control-plane-{0}".format(i)
             labels = {"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/master": ""}
             taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
-            if profile == "openshift":
-                taints = [{"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}]
             nodes.append(fake_node(name, labels, taints, cpu="8", memory="32Gi"))
         if profile == "kubernetes":
-            # On the openshift profile the simulated machine-api creates workers
-            # from the seeded MachineSets instead.
             for i in range(workers):
                 nodes.append(fake_node("worker-{0}".format(i), {"node-role.kubernetes.io/worker": ""}, [], cpu="16", memory="64Gi"))
             for i in range(gpu_nodes):
@@ -414,11 +438,11 @@ class LocalCluster(object):
 
             install.install(self.api_client())
             self.start_sim(profile)
-        elif gpu_nodes:
-            # The GPU node agent (device plugin -> allocatable, validation pods)
-            # also runs on plain Kubernetes; it lives in the sim package.
-            if os.path.exists(os.path.join(HERE, "simopenshift", "controllers.py")):
-                self.start_sim("kubernetes")
+        else:
+            # kwok leaves NVIDIA component pods and pods asking for nvidia.com/gpu
+            # to the GPU node agent (kubelet + NVIDIA stack stand-in), so it runs
+            # on plain Kubernetes too.
+            self.start_sim("kubernetes")
         self.wait_nodes_ready(names)
         self.wait_default_sa()
         if profile == "openshift":

@@ -1,0 +1,400 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The GPU node agent: kubelet + NVIDIA stack on every node, simulated.
+
+kwok plays kubelet for ordinary pods; for the pods this agent owns
+(``gpustack.agent_owned``: label ``app.kubernetes.io/component`` one of
+nvidia-driver, nvidia-container-toolkit, nvidia-device-plugin,
+gpu-feature-discovery, dcgm-exporter, gpu-validation, or any container with a
+``nvidia.com/gpu`` limit) kwok's stages stand aside and this agent writes the
+pod status and the log, reproducing the GPU Operator / SRO state machine:
+
+1. **driver**: Ready (after a load phase) when its image was built for the
+   node's kernel (``status.nodeInfo.kernelVersion``), otherwise
+   CrashLoopBackOff with a growing restartCount and a modprobe error in the
+   log, as after a kernel upgrade. An internal-registry image that does not
+   exist gives ImagePullBackOff.
+2. **container toolkit**: Ready once the node's driver is Ready (waits in
+   PodInitializing before).
+3. **device plugin**: Ready once driver and toolkit are; then the node's
+   ``status.capacity``/``allocatable`` get ``nvidia.com/gpu`` = GPU count (x
+   time-slicing replicas from the plugin's config map). While the driver is
+   unhealthy allocatable drops to 0; without a device plugin pod the resource
+   is removed.
+4. **gpu-feature-discovery**: Ready with driver and toolkit; the node gets the
+   ``nvidia.com/*`` labels of seed 004 (product, count, memory, family,
+   compute capability, cuda driver/runtime versions, machine).
+5. **dcgm-exporter**: Ready with driver and toolkit.
+6. **validation and GPU workloads**: run-to-completion pods (restartPolicy
+   Never/OnFailure) Succeed with the vectorAdd "Test PASSED" text or an
+   nvidia-smi table when the stack is ready, and Fail (or crash-loop, for
+   OnFailure) with the CUDA/nvidia-smi error otherwise; long-running GPU pods
+   run or crash-loop likewise.
+
+Logs are served through pods/log (podsim.LogStore) and, for terminated
+containers, in the termination message. A node that is NotReady (broken, or
+rebooting during a MachineConfig update) freezes: its pods keep their last
+status; a new bootID restarts them (restartCount +1, load phases again).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from simopenshift import apis, catalog, gpustack, podsim
+from simopenshift.kube import (
+    CONFIGMAPS, NODES, PODS, Controller, annotations_of, labels_of, meta, name_of, namespace_of, node_ready,
+)
+
+DRIVER, TOOLKIT, PLUGIN, GFD, DCGM, VALIDATION = catalog.COMPONENTS
+
+
+class PodClock(object):
+    """Per-pod memory: when the agent started running it and how often it restarted."""
+
+    def __init__(self, started, restarts=0, boot=None):
+        self.started = started
+        self.restarts = restarts
+        self.boot = boot
+        self.final = False
+
+
+class NodeAgent(Controller):
+    name = "gpu-node-agent"
+    # One key per node: several workers play kubelets working side by side.
+    workers = 8
+
+    def setup(self):
+        self.nodes = self.informer(NODES)
+        self.pods = self.informer(PODS)
+        self.configmaps = self.informer(CONFIGMAPS)
+        self.openshift = self.manager.profile == "openshift"
+        if self.openshift:
+            self.streams = self.informer(apis.IMAGESTREAMS)
+            self.builds = self.informer(apis.BUILDS)
+        self.logs = podsim.LogStore(self.client, self.manager.workdir)
+        self.clocks = {}
+        self.gfd_stamp = {}
+        self.nodes.add_handler(self.enqueue_obj)
+        self.pods.add_handler(self._on_pod)
+        self.configmaps.add_handler(self._on_configmap)
+
+    def _on_pod(self, etype, pod, old):
+        node = (pod.get("spec") or {}).get("nodeName")
+        if etype == "DELETED":
+            self.clocks.pop(meta(pod).get("uid"), None)
+            self.logs.forget(pod)
+        if node and (gpustack.agent_owned(pod) or (old and gpustack.agent_owned(old))):
+            self.enqueue(node)
+
+    def _on_configmap(self, etype, cm, old):
+        for pod in self.pods.list(namespace_of(cm), predicate=lambda p: gpustack.component(p) == PLUGIN):
+            if (pod.get("spec") or {}).get("nodeName"):
+                self.enqueue(pod["spec"]["nodeName"])
+
+    # ------------------------------------------------------------- helpers
+    def registry_lookup(self, image):
+        """(exists, kernel) for an internal-registry image, from the Build that pushed it."""
+        if not self.openshift:
+            return True, None
+        path = image[len(catalog.INTERNAL_REGISTRY) + 1:]
+        if "@" in path:
+            repo, digest = path.split("@", 1)
+            tag = None
+        else:
+            repo, tag = path.rsplit(":", 1) if ":" in path else (path, "latest")
+            digest = None
+        if repo.count("/") != 1:
+            return False, None
+        namespace, stream_name = repo.split("/")
+        stream = self.streams.get(stream_name, namespace)
+        if stream is None:
+            return False, None
+        tags = (stream.get("status") or {}).get("tags") or []
+        if digest is None:
+            items = next((t.get("items") or [] for t in tags if t.get("tag") == tag), [])
+            if not items:
+                return False, None
+            digest = items[0].get("image")
+        elif not any(i.get("image") == digest for t in tags for i in t.get("items") or []):
+            return False, None
+        from simopenshift.builds import build_arg
+        for build in self.builds.list(namespace):
+            out = ((build.get("status") or {}).get("output") or {}).get("to") or {}
+            if out.get("imageDigest") == digest:
+                return True, build_arg(build, "KERNEL_VERSION")
+        return True, None
+
+    def clock(self, pod, boot, now):
+        uid = meta(pod).get("uid")
+        clock = self.clocks.get(uid)
+        if clock is None:
+            restarts = max([c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []]
+                           + [0])
+            clock = PodClock(now, restarts, boot)
+            phase = (pod.get("status") or {}).get("phase")
+            clock.final = phase in ("Succeeded", "Failed")
+            self.clocks[uid] = clock
+        elif clock.boot != boot and not clock.final:
+            # The node rebooted: containers start over.
+            clock.started = now
+            clock.restarts += 1
+            clock.boot = boot
+        return clock
+
+    def host_ip(self, node):
+        for address in (node.get("status") or {}).get("addresses") or []:
+            if address.get("type") == "InternalIP":
+                return address.get("address")
+        return "127.0.0.1"
+
+    def apply(self, node, pod, states, log=None, clock=None):
+        """Write log then status (a reader that sees the status finds the log).
+
+        A restarted container's previous run printed the same (``logs --previous``).
+        """
+        containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
+        if log is not None:
+            for name in containers:
+                restarted = states[name].restarts > 0
+                self.logs.write(pod, name, log, previous_text=log if restarted else None)
+            self.logs.publish(pod, containers)
+        status = podsim.pod_status(pod, states, self.host_ip(node), clock.started if clock else time.time())
+        if not podsim.same_status(pod.get("status"), status):
+            podsim.patch_pod_status(self.client, pod, status)
+        if status["phase"] in ("Succeeded", "Failed") and clock is not None:
+            clock.final = True
+
+    def all_states(self, pod, state):
+        return {c["name"]: state for c in (pod.get("spec") or {}).get("containers") or []}
+
+    # ----------------------------------------------------------- reconcile
+    def reconcile(self, key):
+        node = self.nodes.get(key)
+        if not node or meta(node).get("deletionTimestamp"):
+            return None
+        pods = [p for p in self.pods.list(predicate=gpustack.agent_owned)
+                if (p.get("spec") or {}).get("nodeName") == key and not meta(p).get("deletionTimestamp")]
+        hw = catalog.NodeHardware.for_node(node)
+        managed = bool(hw.instance_type) or catalog.ANN_GPU_COUNT in annotations_of(node)
+        frozen = not node_ready(node) or catalog.LABEL_NOT_READY in labels_of(node)
+        if frozen:
+            return None   # kubelet down: nothing changes on the node
+        info = (node.get("status") or {}).get("nodeInfo") or {}
+        kernel = info.get("kernelVersion")
+        os_release = catalog.parse_os_image(info.get("osImage"))
+        boot = info.get("bootID")
+        now = time.time()
+        phase_s = self.timing()
+        host_driver = gpustack.host_driver(node, managed)
+        gpu_count = hw.gpu_count if managed else int(
+            ((node.get("status") or {}).get("capacity") or {}).get(catalog.GPU_RESOURCE) or 0)
+        has_gpu = gpu_count > 0
+        wake = []
+
+        by = {}
+        for pod in sorted(pods, key=lambda p: meta(p).get("creationTimestamp") or ""):
+            by.setdefault(gpustack.component(pod), []).append(pod)
+
+        # 1. driver
+        driver_ready = bool(host_driver) and has_gpu
+        driver_version = host_driver or catalog.DEFAULT_DRIVER_VERSION
+        for pod in by.get(DRIVER, []):
+            clock = self.clock(pod, boot, now)
+            container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+            version = gpustack.driver_version(container)
+            verdict = gpustack.judge_driver(container, kernel, os_release, self.registry_lookup)
+            age = now - clock.started
+            if verdict.pull_error:
+                self.apply(node, pod, self.all_states(pod, podsim.waiting("ImagePullBackOff", verdict.pull_error)),
+                           clock=clock)
+                wake.append(phase_s)
+            elif verdict.ok and has_gpu:
+                ready = age >= phase_s
+                self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, ready=ready,
+                                                                          restarts=clock.restarts)),
+                           gpustack.driver_log(version, kernel, verdict) if ready else None, clock)
+                if ready:
+                    driver_ready, driver_version = True, version
+                else:
+                    wake.append(phase_s - age)
+            else:
+                if not has_gpu:
+                    verdict = gpustack.DriverVerdict(False, None, "no NVIDIA GPU found on this node")
+                restarts = clock.restarts + int(age // phase_s)
+                log = gpustack.driver_log(version, kernel, verdict)
+                state = podsim.waiting(
+                    "CrashLoopBackOff", 'back-off %ds restarting failed container=%s pod=%s_%s(%s)' % (
+                        min(10 * 2 ** max(restarts - 1, 0), 300), container.get("name"), name_of(pod),
+                        namespace_of(pod), meta(pod).get("uid")),
+                    restarts=max(restarts, 1), last_exit_code=1, last_finished=now)
+                self.apply(node, pod, self.all_states(pod, state), log, clock)
+                wake.append(phase_s)
+
+        # 2. container toolkit
+        toolkit_ready = bool(host_driver) and has_gpu
+        toolkit_ready = self._dependent(node, by.get(TOOLKIT, []), driver_ready, boot, now, wake,
+                                        "nvidia-container-toolkit installed for runtime crio\n") or toolkit_ready
+        stack_ready = driver_ready and toolkit_ready
+
+        # 3. device plugin -> node capacity
+        plugin_ready = self._dependent(node, by.get(PLUGIN, []), stack_ready, boot, now, wake,
+                                       "Starting GRPC server for 'nvidia.com/gpu'\n"
+                                       "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n")
+        replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []))
+        if managed:
+            self._capacity(node, gpu_count, replicas, rename, bool(by.get(PLUGIN)), plugin_ready and stack_ready)
+        elif host_driver and has_gpu:
+            plugin_ready = True   # pre-provisioned node: its capacity is static
+
+        # 4. GFD labels, 5. DCGM exporter
+        gfd_ready = self._dependent(node, by.get(GFD, []), stack_ready, boot, now, wake,
+                                    "Start running\nCreating Labels\nSleeping for 60s\n")
+        if managed:
+            self._gfd(node, hw, gfd_ready and has_gpu, driver_version, replicas, strategy)
+        self._dependent(node, by.get(DCGM, []), stack_ready, boot, now, wake,
+                        "Starting dcgm-exporter\nDCGM successfully initialized!\n"
+                        "Collecting DCP Metrics\nStarting webserver\nListening on :9400\n")
+
+        # 6. validation and GPU workloads
+        workloads = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
+        for pod in workloads:
+            self._workload(node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready,
+                           driver_version, boot, now, wake)
+        return min(wake) if wake else None
+
+    def _dependent(self, node, pods, dependency_ready, boot, now, wake, log):
+        """Pods that start once a dependency is ready (init-container gated in the real operator)."""
+        any_ready = False
+        for pod in pods:
+            clock = self.clock(pod, boot, now)
+            if not dependency_ready:
+                clock.started = now   # the main container has not started yet
+                self.apply(node, pod, self.all_states(pod, podsim.waiting("PodInitializing")), clock=clock)
+                continue
+            age = now - clock.started
+            ready = age >= self.timing(0.5)
+            self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, ready=ready,
+                                                                      restarts=clock.restarts)),
+                       log if ready else None, clock)
+            if ready:
+                any_ready = True
+            else:
+                wake.append(self.timing(0.5) - age)
+        return any_ready
+
+    def _sharing(self, node, plugin_pods):
+        for pod in plugin_pods:
+            for volume in (pod.get("spec") or {}).get("volumes") or []:
+                ref = volume.get("configMap") or {}
+                cm = self.configmaps.get(ref.get("name"), namespace_of(pod)) if ref.get("name") else None
+                if cm and cm.get("data"):
+                    container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+                    default = gpustack.container_env(container, "DEFAULT_CONFIG")
+                    return gpustack.sharing_config(cm["data"], labels_of(node), default)
+        return 1, False, "none"
+
+    def _capacity(self, node, gpu_count, replicas, rename, plugin_present, healthy):
+        status = node.get("status") or {}
+        capacity = status.get("capacity") or {}
+        allocatable = status.get("allocatable") or {}
+        resource = gpustack.SHARED_RESOURCE if rename else catalog.GPU_RESOURCE
+        other = catalog.GPU_RESOURCE if rename else gpustack.SHARED_RESOURCE
+        want_cap = want_alloc = None
+        if plugin_present and gpu_count and (healthy or capacity.get(resource)):
+            want_cap = str(gpu_count * replicas)
+            want_alloc = want_cap if healthy else "0"
+        patch_cap, patch_alloc = {}, {}
+        if capacity.get(resource) != want_cap:
+            patch_cap[resource] = want_cap
+        if allocatable.get(resource) != want_alloc:
+            patch_alloc[resource] = want_alloc
+        for res in (other,):
+            if res in capacity:
+                patch_cap[res] = None
+            if res in allocatable:
+                patch_alloc[res] = None
+        if patch_cap or patch_alloc:
+            body = {"status": {}}
+            if patch_cap:
+                body["status"]["capacity"] = patch_cap
+            if patch_alloc:
+                body["status"]["allocatable"] = patch_alloc
+            self.client.patch(NODES, name_of(node), body, subresource="status")
+            self.log.info("node %s: %s capacity %s allocatable %s", name_of(node), resource, want_cap, want_alloc)
+
+    def _gfd(self, node, hw, ready, driver_version, replicas, strategy):
+        labels = labels_of(node)
+        if ready:
+            stamp = self.gfd_stamp.setdefault(name_of(node), int(time.time()))
+            wanted = gpustack.gfd_labels(node, hw, driver_version, replicas, strategy, stamp)
+            wanted[gpustack.GFD_PREFIX + "gfd.timestamp"] = labels.get(gpustack.GFD_PREFIX + "gfd.timestamp",
+                                                                       str(stamp))
+        else:
+            wanted = {}
+            self.gfd_stamp.pop(name_of(node), None)
+        patch = {k: v for k, v in wanted.items() if labels.get(k) != v}
+        for key in gpustack.GFD_KEYS:
+            full = gpustack.GFD_PREFIX + key
+            if full in labels and full not in wanted:
+                patch[full] = None
+        if patch:
+            self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}})
+
+    def _workload(self, node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version,
+                  boot, now, wake):
+        clock = self.clock(pod, boot, now)
+        if clock.final:
+            return
+        requested = gpustack.gpu_request(pod)
+        kind = gpustack.workload_kind(pod)
+        ok = stack_ready and gpu_count > 0 and (requested == 0 or plugin_ready)
+        restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
+        age = now - clock.started
+        if age < self.timing(0.5):
+            self.apply(node, pod, self.all_states(pod, podsim.waiting("ContainerCreating")), clock=clock)
+            wake.append(self.timing(0.5) - age)
+            return
+        visible = min(requested or gpu_count, gpu_count) if gpu_count else 0
+        if ok:
+            cuda = catalog.cuda_version(driver_version)
+            if kind == "nvidia-smi":
+                log = gpustack.nvidia_smi(hw.gpu_product or "Tesla-T4", visible, hw.gpu_memory_mib, driver_version, cuda)
+            elif kind == "vectoradd":
+                log = gpustack.VECTOR_ADD_OK
+            else:
+                log = ""
+        elif not gpu_count:
+            log = gpustack.vector_add_failure("no CUDA-capable device is detected") if kind != "nvidia-smi" \
+                else gpustack.NVIDIA_SMI_NO_DRIVER
+        elif not driver_ready:
+            log = gpustack.NVIDIA_SMI_NO_DRIVER if kind == "nvidia-smi" else \
+                gpustack.vector_add_failure("CUDA driver version is insufficient for CUDA runtime version")
+        else:
+            log = ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+                   "cannot open shared object file: no such file or directory\n")
+        if restart_policy in ("Never", "OnFailure") and (ok or restart_policy == "Never"):
+            # The program runs for a while (Running, as the kubelet reports it)
+            # before it exits; a vectorAdd/nvidia-smi pod is not instantaneous.
+            if age < self.timing(1.5):
+                self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), clock=clock)
+                wake.append(self.timing(1.5) - age)
+                return
+            exit_code = 0 if ok else 1
+            state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
+            self.apply(node, pod, self.all_states(pod, state), log, clock)
+            self.log.info("pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node),
+                          "Succeeded" if ok else "Failed")
+            return
+        if ok:   # long-running GPU workload
+            self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)),
+                       log, clock)
+            return
+        restarts = clock.restarts + max(int(age // self.timing()), 1)
+        state = podsim.waiting("CrashLoopBackOff", "back-off restarting failed container", restarts=restarts,
+                               last_exit_code=1, last_finished=now)
+        self.apply(node, pod, self.all_states(pod, state), log, clock)
+        wake.append(self.timing())

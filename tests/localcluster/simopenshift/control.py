@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Levers for tests: things that happen to real clusters without an API call.
+
+* ``upgrade_kernel(api, node, kernel=None, rhcos_build=None)``: the node
+  rebooted into another RHCOS build/kernel (what an OpenShift upgrade does to
+  each node). The kubelet reports the new ``nodeInfo.kernelVersion``/
+  ``osImage``/``bootID``; nfd-worker relabels (kernel-version.*,
+  OSTREE_VERSION, ...) and a driver container built for the old kernel
+  crash-loops. As the release payload of the new version would, the
+  ``openshift/driver-toolkit`` ImageStream gains a tag for the new build.
+* ``break_node(api, node)`` / ``repair_node(api, node)``: the kubelet stops
+  posting status (node NotReady, pods frozen) / comes back.
+
+``api`` is a kubernetes.client.ApiClient.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from kubernetes.client.rest import ApiException
+
+from simopenshift import apis, catalog
+from simopenshift.kube import NODES, Client, labels_of, node_ready
+from simopenshift.mco import not_ready_conditions
+
+
+def upgrade_kernel(api, node_name, kernel=None, rhcos_build=None, add_dtk_tag=True):
+    """Reboot a node into another kernel; returns the catalog.RhcosBuild it now runs.
+
+    Give a kernel from data/rhcos-builds.csv (its RHCOS build follows), an RHCOS
+    build id, or any kernel string plus ``rhcos_build`` for an unlisted pairing.
+    """
+    client = Client(api)
+    build = None
+    if rhcos_build:
+        build = catalog.rhcos_build(rhcos_build)
+        if build is None:
+            raise ValueError("unknown RHCOS build %s" % rhcos_build)
+        if kernel and build.kernel != kernel:
+            build = catalog.RhcosBuild(build.build, build.ocp, build.rhel, kernel)
+    elif kernel:
+        build = catalog.rhcos_build_for_kernel(kernel)
+        if build is None:
+            raise ValueError("kernel %s is not in data/rhcos-builds.csv; pass rhcos_build= too" % kernel)
+    else:
+        raise ValueError("give kernel= or rhcos_build=")
+    node = client.get(NODES, node_name)
+    if node is None:
+        raise ValueError("node %s not found" % node_name)
+    client.patch(NODES, node_name, {"status": {"nodeInfo": {
+        "kernelVersion": build.kernel, "osImage": build.os_image,
+        "bootID": catalog.fake_hex(32, "boot", node_name, build.build, time.time())}}}, subresource="status")
+    if add_dtk_tag:
+        _add_dtk_tag(client, build.build)
+    return build
+
+
+def _add_dtk_tag(client, build_id):
+    stream = client.get(apis.IMAGESTREAMS, "driver-toolkit", "openshift")
+    if stream is None:
+        return
+    tags = (stream.get("spec") or {}).get("tags") or []
+    if any(t.get("name") == build_id for t in tags):
+        return
+    tags.append({"name": build_id, "from": {"kind": "DockerImage", "name": catalog.dtk_image(build_id)},
+                 "referencePolicy": {"type": "Source"}, "importPolicy": {"scheduled": False}})
+    client.patch(apis.IMAGESTREAMS, "driver-toolkit", {"spec": {"tags": tags}}, "openshift")
+
+
+def break_node(api, node_name, reason="KubeletNotReady", message="Kubelet stopped posting node status."):
+    """Make a node NotReady until repair_node (kwok's node stages skip it meanwhile)."""
+    client = Client(api)
+    client.patch(NODES, node_name, {"metadata": {"labels": {catalog.LABEL_NOT_READY: "broken"},
+                                                 "annotations": {catalog.ANN_NOT_READY_REASON: message}}})
+    node = client.get(NODES, node_name)
+    client.patch(NODES, node_name, {"status": {"conditions": not_ready_conditions(node, reason, message)}},
+                 subresource="status")
+
+
+def repair_node(api, node_name):
+    """Undo break_node: kwok marks the node Ready again."""
+    Client(api).patch(NODES, node_name, {"metadata": {"labels": {catalog.LABEL_NOT_READY: None},
+                                                      "annotations": {catalog.ANN_NOT_READY_REASON: None}}})
+
+
+def wait_for(predicate, timeout=60, interval=0.25, what="condition"):
+    """Poll ``predicate()`` until it returns a truthy value; returns that value."""
+    deadline = time.time() + timeout
+    last_error = None
+    while time.time() < deadline:
+        try:
+            value = predicate()
+        except ApiException as exc:
+            value, last_error = None, exc
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("timed out after %ss waiting for %s%s" % (
+        timeout, what, " (last error: %s)" % last_error if last_error else ""))
+
+
+def wait_match(fetch, predicate, timeout=60, interval=0.25, what="condition"):
+    """Poll ``fetch()`` until ``predicate(value)`` holds; returns that value."""
+    def check():
+        value = fetch()
+        return value if value is not None and predicate(value) else None
+
+    return wait_for(check, timeout, interval, what)
+
+
+def node_is_ready(api, node_name):
+    node = Client(api).get(NODES, node_name)
+    return bool(node and node_ready(node) and catalog.LABEL_NOT_READY not in labels_of(node))

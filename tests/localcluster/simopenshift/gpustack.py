@@ -1,0 +1,323 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Pure functions of the GPU node agent: which pods it owns, what a driver image
+was built for, the labels GPU Feature Discovery publishes, the text nvidia-smi
+and the CUDA vectorAdd sample print. No API calls here (unit-tested directly).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import time
+
+import yaml
+
+from simopenshift import catalog
+from simopenshift.kube import annotations_of, labels_of
+
+GFD_PREFIX = "nvidia.com/"
+# GFD label keys the agent owns (removed when no GFD pod runs on the node).
+GFD_KEYS = (
+    "cuda.driver.major", "cuda.driver.minor", "cuda.driver.rev",
+    "cuda.driver-version.full", "cuda.driver-version.major", "cuda.driver-version.minor",
+    "cuda.driver-version.revision", "cuda.runtime.major", "cuda.runtime.minor",
+    "cuda.runtime-version.full", "cuda.runtime-version.major", "cuda.runtime-version.minor",
+    "gfd.timestamp", "gpu.compute.major", "gpu.compute.minor", "gpu.count", "gpu.family", "gpu.machine",
+    "gpu.memory", "gpu.mode", "gpu.product", "gpu.replicas", "gpu.sharing-strategy", "mig.capable",
+    "mps.capable", "vgpu.present",
+)
+ANN_HOST_DRIVER = catalog.SIM_PREFIX + "host-driver-version"
+SHARED_RESOURCE = "nvidia.com/gpu.shared"
+
+VECTOR_ADD_OK = """[Vector addition of 50000 elements]
+Copy input data from the host memory to the CUDA device
+CUDA kernel launch with 196 blocks of 256 threads
+Copy output data from the CUDA device to the host memory
+Test PASSED
+Done
+"""
+
+POWER_CAP_W = {"Tesla-T4": 70, "Tesla-K80": 149, "Tesla-M60": 150, "NVIDIA-L4": 72, "NVIDIA-L40S": 350,
+               "NVIDIA-A10G": 300, "NVIDIA-A10": 150, "NVIDIA-A100-SXM4-40GB": 400, "NVIDIA-A100-SXM4-80GB": 400,
+               "NVIDIA-A100-80GB-PCIe": 300, "NVIDIA-H100-80GB-HBM3": 700, "NVIDIA-H200": 700}
+
+
+def component(pod):
+    return labels_of(pod).get(catalog.COMPONENT_LABEL)
+
+
+def gpu_request(pod):
+    """nvidia.com/gpu (or the time-sliced nvidia.com/gpu.shared) limits of all containers."""
+    total = 0
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        limits = ((container.get("resources") or {}).get("limits")) or {}
+        for res in (catalog.GPU_RESOURCE, SHARED_RESOURCE):
+            if res in limits:
+                try:
+                    total += int(str(limits[res]))
+                except ValueError:
+                    pass
+    return total
+
+
+def requests_gpu_resource(pod):
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        limits = ((container.get("resources") or {}).get("limits")) or {}
+        if catalog.GPU_RESOURCE in limits or SHARED_RESOURCE in limits:
+            return True
+    return False
+
+
+def agent_owned(pod):
+    """Pods the agent plays kubelet for; kwok's stages skip exactly these (kwok/stages.yaml)."""
+    return component(pod) in catalog.COMPONENTS or requests_gpu_resource(pod)
+
+
+def looks_like_kernel(text):
+    return bool(text and re.match(r"^\d+\.\d+\.\d+-", text))
+
+
+def container_env(container, name):
+    for entry in container.get("env") or []:
+        if entry.get("name") == name and entry.get("value"):
+            return entry["value"]
+    return None
+
+
+def driver_version(container):
+    """Driver version a driver container installs: env DRIVER_VERSION or the image tag."""
+    value = container_env(container, "DRIVER_VERSION")
+    if value:
+        return value
+    image = container.get("image", "")
+    tag = image.rsplit("@", 1)[0].rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
+    match = catalog.DRIVER_VERSION_RE.search(tag)
+    if match:
+        return ".".join(g for g in match.groups() if g)
+    return catalog.DEFAULT_DRIVER_VERSION
+
+
+def image_kernel(image):
+    """Kernel named in a precompiled driver image tag (``550.90.07-5.14.0-427.22.1.el9_4.x86_64-rhcos4.16``)."""
+    tag = image.rsplit("@", 1)[0]
+    tag = tag.rsplit(":", 1)[-1] if ":" in tag.rsplit("/", 1)[-1] else ""
+    match = catalog.KERNEL_RE.search(tag)
+    return match.group(0) if match else None
+
+
+def image_os_tag(image):
+    """``rhcos4.16`` / ``rhel9.6`` / ``ubuntu22.04`` suffix of a driver image tag, if any."""
+    tag = image.rsplit("@", 1)[0]
+    tag = tag.rsplit(":", 1)[-1] if ":" in tag.rsplit("/", 1)[-1] else ""
+    match = re.search(r"-(rhcos\d+\.\d+|rhel\d+\.\d+|ubuntu\d+\.\d+)$", tag)
+    return match.group(1) if match else None
+
+
+def node_os_tag(os_release):
+    ident, version = os_release.get("ID"), os_release.get("VERSION_ID")
+    if ident and version:
+        return "%s%s" % (ident, version)
+    return None
+
+
+class DriverVerdict(object):
+    """Whether a driver container can load its modules on a node, and why not."""
+
+    def __init__(self, ok, built_for=None, reason=None, pull_error=None):
+        self.ok = ok
+        self.built_for = built_for
+        self.reason = reason
+        self.pull_error = pull_error
+
+
+def judge_driver(container, node_kernel, os_release, registry_lookup=None):
+    """Decide from the image/env what kernel a driver container was built for.
+
+    Order: env KERNEL_VERSION; an internal-registry image resolved through
+    ``registry_lookup(image) -> (exists, kernel_or_None)`` (the Build that
+    pushed it); a kernel in the image tag (precompiled); the ``-rhcosX.Y`` /
+    ``-rhelX.Y`` OS suffix of images that compile on the node (DTK flow).
+    """
+    image = container.get("image", "")
+    built_for = container_env(container, "KERNEL_VERSION")
+    if not built_for and registry_lookup and image.startswith(catalog.INTERNAL_REGISTRY + "/"):
+        exists, kernel = registry_lookup(image)
+        if not exists:
+            return DriverVerdict(False, pull_error='Back-off pulling image "%s"' % image)
+        built_for = kernel
+    if not built_for:
+        built_for = image_kernel(image)
+    if not looks_like_kernel(node_kernel):
+        return DriverVerdict(True, built_for)
+    if built_for:
+        if built_for != node_kernel:
+            return DriverVerdict(False, built_for, "modules built for kernel %s, node runs %s" % (built_for, node_kernel))
+        return DriverVerdict(True, built_for)
+    wanted = image_os_tag(image)
+    have = node_os_tag(os_release)
+    if wanted and have and wanted != have:
+        return DriverVerdict(False, None, "image is for %s, node runs %s" % (wanted, have))
+    return DriverVerdict(True, node_kernel)
+
+
+def driver_log(version, node_kernel, verdict):
+    lines = [
+        "DRIVER_ARCH is x86_64",
+        "Creating directory NVIDIA-Linux-x86_64-%s" % version,
+        "",
+        "========== NVIDIA Software Installer ==========",
+        "",
+        "Starting installation of NVIDIA driver version %s for Linux kernel version %s" % (version, node_kernel),
+        "",
+        "Stopping NVIDIA persistence daemon...",
+        "Unloading NVIDIA driver kernel modules...",
+        "Unmounting NVIDIA driver rootfs...",
+        "Checking NVIDIA driver packages...",
+        "Updating the package cache...",
+        "Resolving Linux kernel version...",
+        "Proceeding with Linux kernel version %s" % node_kernel,
+        "Loading IPMI kernel module...",
+        "Loading NVIDIA driver kernel modules...",
+        "+ modprobe nvidia",
+    ]
+    if verdict.ok:
+        lines += ["+ modprobe nvidia-uvm", "+ modprobe nvidia-modeset", "Starting NVIDIA persistence daemon...",
+                  "Mounting NVIDIA driver rootfs...", "Done, now waiting for signal"]
+    elif verdict.built_for:
+        lines += ["modprobe: FATAL: Module nvidia not found in directory /lib/modules/%s" % node_kernel,
+                  "Kernel modules in this image were built for %s" % verdict.built_for,
+                  "Could not load NVIDIA driver kernel modules: %s" % verdict.reason]
+    else:
+        lines += ["Could not resolve Linux kernel version: %s" % verdict.reason]
+    return "\n".join(lines) + "\n"
+
+
+def gpu_display_name(product):
+    name = product.replace("-", " ", 1) if product.startswith(("Tesla-", "NVIDIA-", "Quadro-")) else product
+    return name if len(name) <= 18 else name[:15] + "..."
+
+
+def nvidia_smi(product, count, memory_mib, driver, cuda, now=None):
+    """An nvidia-smi table in the layout of seed 000 for ``count`` GPUs."""
+    stamp = time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(now or time.time()))
+    cap = POWER_CAP_W.get(product, 300)
+    out = [stamp + "       ",
+           "+-----------------------------------------------------------------------------+",
+           "| NVIDIA-SMI %-12s Driver Version: %-12s CUDA Version: %-9s|" % (driver, driver, cuda or "N/A"),
+           "|-------------------------------+----------------------+----------------------+",
+           "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+           "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |",
+           "|===============================+======================+======================|"]
+    for index in range(count):
+        bus = "00000000:00:%02X.0" % (0x1E - index if index < 0x1E else index)
+        out.append("| %3d  %-18s  On   | %s Off |                    0 |" % (index, gpu_display_name(product), bus))
+        memory = "0MiB / %dMiB" % memory_mib
+        out.append("| N/A   34C    P0    %2dW / %3dW | %20s |      0%%      Default |" % (min(22, cap // 3), cap, memory))
+        out.append("+-------------------------------+----------------------+----------------------+")
+    out += ["                                                                               ",
+            "+-----------------------------------------------------------------------------+",
+            "| Processes:                                                       GPU Memory |",
+            "|  GPU       PID   Type   Process name                             Usage      |",
+            "|=============================================================================|",
+            "|  No running processes found                                                 |",
+            "+-----------------------------------------------------------------------------+"]
+    return "\n".join(out) + "\n"
+
+
+NVIDIA_SMI_NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                        "Make sure that the latest NVIDIA driver is installed and running.\n")
+
+
+def vector_add_failure(reason):
+    return "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code %s)!\n" % reason
+
+
+def workload_kind(pod):
+    text = " ".join(" ".join([c.get("image", "")] + (c.get("command") or []) + (c.get("args") or []))
+                    for c in (pod.get("spec") or {}).get("containers") or []).lower()
+    if "nvidia-smi" in text:
+        return "nvidia-smi"
+    if "vectoradd" in text or "vector-add" in text or "vector_add" in text or "cuda-sample" in text:
+        return "vectoradd"
+    return "workload"
+
+
+def sharing_config(text, node_labels=None, default_key=None):
+    """(replicas, rename) from a device plugin config map's data dict or YAML text."""
+    if isinstance(text, dict):
+        data = text
+        key = (node_labels or {}).get("nvidia.com/device-plugin.config") or default_key
+        if key and key in data:
+            text = data[key]
+        elif len(data) == 1:
+            text = next(iter(data.values()))
+        elif "any" in data:
+            text = data["any"]
+        else:
+            return 1, False, "none"
+    try:
+        config = yaml.safe_load(text or "") or {}
+    except yaml.YAMLError:
+        return 1, False, "none"
+    sharing = (config.get("sharing") or {}) if isinstance(config, dict) else {}
+    for strategy, name in (("timeSlicing", "time-slicing"), ("mps", "mps")):
+        block = sharing.get(strategy) or {}
+        for res in block.get("resources") or []:
+            if res.get("name") == catalog.GPU_RESOURCE and int(res.get("replicas", 1)) > 1:
+                return int(res["replicas"]), bool(block.get("renameByDefault") or res.get("rename")), name
+    return 1, False, "none"
+
+
+def gfd_labels(node, hw, driver, replicas=1, strategy="none", timestamp=None):
+    """The nvidia.com/* labels GPU Feature Discovery publishes (seed 004 + GFD README)."""
+    model = hw.model
+    major, minor, rev = (driver.split(".") + ["", ""])[:3]
+    cuda = catalog.cuda_version(driver) or ""
+    cuda_major, cuda_minor = (cuda.split(".") + [""])[:2]
+    itype = hw.instance_type
+    machine = itype.name if itype and itype.provider == "aws" else "Virtual-Machine" if itype and \
+        itype.provider == "azure" else (labels_of(node).get("node.kubernetes.io/instance-type") or "Unknown")
+    product = hw.gpu_product
+    if strategy != "none":
+        product += "-SHARED"
+    labels = {
+        "cuda.driver.major": major, "cuda.driver.minor": minor, "cuda.driver.rev": rev,
+        "cuda.driver-version.full": driver, "cuda.driver-version.major": major,
+        "cuda.driver-version.minor": minor, "cuda.driver-version.revision": rev,
+        "cuda.runtime.major": cuda_major, "cuda.runtime.minor": cuda_minor,
+        "cuda.runtime-version.full": cuda, "cuda.runtime-version.major": cuda_major,
+        "cuda.runtime-version.minor": cuda_minor,
+        "gfd.timestamp": str(int(timestamp or time.time())),
+        "gpu.compute.major": model.compute_major if model else "7",
+        "gpu.compute.minor": model.compute_minor if model else "5",
+        "gpu.count": str(hw.gpu_count),
+        "gpu.family": model.family if model else "turing",
+        "gpu.machine": machine,
+        "gpu.memory": str(hw.gpu_memory_mib),
+        "gpu.mode": "compute",
+        "gpu.product": product,
+        "gpu.replicas": str(replicas),
+        "gpu.sharing-strategy": strategy,
+        "mig.capable": "true" if model and model.mig_capable else "false",
+        "mps.capable": "false",
+        "vgpu.present": "false",
+    }
+    return {GFD_PREFIX + k: v for k, v in labels.items() if v != ""}
+
+
+def host_driver(node, managed):
+    """Driver version installed on the host (no driver container needed), or None.
+
+    Nodes whose GPU hardware is not declared but that already advertise
+    nvidia.com/gpu (pre-provisioned nodes of the plain-Kubernetes profile) are
+    taken to have one, like cloud GPU images with drivers baked in.
+    """
+    value = annotations_of(node).get(ANN_HOST_DRIVER)
+    if value:
+        return value
+    if not managed and ((node.get("status") or {}).get("capacity") or {}).get(catalog.GPU_RESOURCE):
+        return catalog.DEFAULT_DRIVER_VERSION
+    return None

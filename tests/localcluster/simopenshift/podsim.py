@@ -1,0 +1,285 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Playing kubelet for pods the simulation owns (kwok's pod stages skip them).
+
+Two things a real kubelet provides are reproduced here:
+
+* the pod status: phase, conditions, containerStatuses with waiting /
+  running / terminated states, restartCount, CrashLoopBackOff, and for
+  terminated containers a termination ``message`` (the tail of the log, as
+  ``terminationMessagePolicy: FallbackToLogsOnError`` gives);
+* the container log, readable through the normal ``pods/log`` API: the text
+  is written to a CRI-format file under ``<workdir>/podlogs`` and a kwok
+  ``Logs`` object (kwok.x-k8s.io/v1alpha1, same name/namespace as the pod,
+  owned by the pod) points kwok's kubelet endpoint at it. This needs kwok
+  started with ``--enable-crds=Logs``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import logging
+import os
+import threading
+import time
+
+from kubernetes.client.rest import ApiException
+
+from simopenshift import catalog
+from simopenshift.kube import KWOK_LOGS, PODS, meta, name_of, namespace_of, now_rfc3339
+
+LOG = logging.getLogger("simopenshift.podsim")
+
+CLUSTER_NETWORK_PREFIX = "10.128"   # OpenShift default clusterNetwork 10.128.0.0/14
+
+
+def pod_ip(pod):
+    digest = catalog.fake_hex(4, meta(pod).get("uid") or name_of(pod))
+    return "%s.%d.%d" % (CLUSTER_NETWORK_PREFIX, int(digest[:2], 16) % 4, int(digest[2:], 16) % 254 + 1)
+
+
+def container_id(pod, container, restart=0):
+    return "cri-o://" + catalog.fake_hex(64, meta(pod).get("uid"), container, restart)
+
+
+def _image_id(image):
+    if "@sha256:" in image:
+        return image
+    return image.split(":")[0] + "@" + catalog.fake_digest("image", image)
+
+
+class LogStore(object):
+    """CRI-format log files plus the kwok Logs objects that publish them."""
+
+    def __init__(self, client, workdir):
+        self.client = client
+        self.root = os.path.join(workdir, "podlogs")
+        self.published = set()
+        self.lock = threading.Lock()
+
+    def path(self, pod, container, previous=False):
+        uid = meta(pod).get("uid") or "nouid"
+        folder = os.path.join(self.root, "%s_%s_%s" % (namespace_of(pod), name_of(pod), uid))
+        return os.path.join(folder, "%s%s.log" % (container, ".previous" if previous else ""))
+
+    def write(self, pod, container, text, previous_text=None):
+        """Replace a container's log; returns the file path."""
+        path = self.path(pod, container)
+        folder = os.path.dirname(path)
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + ".000000000Z"
+        lines = text.split("\n") if text else []
+        if lines and lines[-1] == "":
+            lines.pop()
+        tmp = path + ".tmp"
+        with open(tmp, "w") as handle:
+            for line in lines:
+                handle.write("%s stdout F %s\n" % (stamp, line))
+        os.rename(tmp, path)
+        if previous_text is not None:
+            with open(self.path(pod, container, previous=True), "w") as handle:
+                for line in previous_text.rstrip("\n").split("\n"):
+                    handle.write("%s stdout F %s\n" % (stamp, line))
+        return path
+
+    def publish(self, pod, containers):
+        """Make sure a Logs object points every container at its file."""
+        uid = meta(pod).get("uid")
+        with self.lock:
+            if uid in self.published:
+                return
+        logs = []
+        for container in containers:
+            entry = {"containers": [container], "logsFile": self.path(pod, container), "follow": False}
+            previous = self.path(pod, container, previous=True)
+            entry["previousLogsFile"] = previous
+            logs.append(entry)
+        body = {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "metadata": {
+                "name": name_of(pod), "namespace": namespace_of(pod),
+                "labels": {"app.kubernetes.io/managed-by": "simopenshift"},
+                # Garbage-collected with the pod.
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid}],
+            },
+            "spec": {"logs": logs},
+        }
+        try:
+            self.client.create(KWOK_LOGS, body)
+        except ApiException as exc:
+            if exc.status == 409:
+                existing = self.client.get(KWOK_LOGS, name_of(pod), namespace_of(pod))
+                owner = ((existing or {}).get("metadata") or {}).get("ownerReferences") or [{}]
+                if owner[0].get("uid") != uid:   # left over from an older pod of the same name
+                    self.client.patch(KWOK_LOGS, name_of(pod), {"metadata": body["metadata"], "spec": body["spec"]},
+                                      namespace_of(pod))
+            elif exc.status == 404:
+                LOG.warning("kwok Logs CRD missing: pod logs for %s/%s are not served", namespace_of(pod), name_of(pod))
+            else:
+                raise
+        with self.lock:
+            self.published.add(uid)
+
+    def forget(self, pod):
+        with self.lock:
+            self.published.discard(meta(pod).get("uid"))
+
+
+def tail(text, lines=20, limit=4096):
+    kept = "\n".join((text or "").rstrip("\n").split("\n")[-lines:])
+    return kept[-limit:]
+
+
+class ContainerState(object):
+    """What one container is doing; rendered into a containerStatus."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    TERMINATED = "terminated"
+
+    def __init__(self, kind, reason=None, message=None, exit_code=None, ready=False, restarts=0,
+                 started_at=None, finished_at=None, last_exit_code=None, last_reason=None, last_finished=None):
+        self.kind = kind
+        self.reason = reason
+        self.message = message
+        self.exit_code = exit_code
+        self.ready = ready
+        self.restarts = restarts
+        self.started_at = started_at
+        self.finished_at = finished_at
+        self.last_exit_code = last_exit_code
+        self.last_reason = last_reason
+        self.last_finished = last_finished
+
+
+def running(started_at, ready=True, restarts=0):
+    return ContainerState(ContainerState.RUNNING, ready=ready, restarts=restarts, started_at=started_at)
+
+
+def waiting(reason, message=None, restarts=0, last_exit_code=None, last_finished=None):
+    return ContainerState(ContainerState.WAITING, reason=reason, message=message, restarts=restarts,
+                          last_exit_code=last_exit_code, last_reason="Error" if last_exit_code else None,
+                          last_finished=last_finished)
+
+
+def terminated(exit_code, started_at, finished_at, message=None, restarts=0):
+    reason = "Completed" if exit_code == 0 else "Error"
+    return ContainerState(ContainerState.TERMINATED, reason=reason, message=message, exit_code=exit_code,
+                          restarts=restarts, started_at=started_at, finished_at=finished_at)
+
+
+def _container_status(pod, container, state):
+    status = {
+        "name": container["name"],
+        "image": container.get("image", ""),
+        "imageID": _image_id(container.get("image", "")) if state.kind != ContainerState.WAITING or state.restarts else "",
+        "ready": bool(state.ready),
+        "restartCount": state.restarts,
+        "started": state.kind == ContainerState.RUNNING,
+    }
+    if state.kind != ContainerState.WAITING or state.restarts:
+        status["containerID"] = container_id(pod, container["name"], state.restarts)
+    if state.kind == ContainerState.RUNNING:
+        status["state"] = {"running": {"startedAt": now_rfc3339(state.started_at)}}
+    elif state.kind == ContainerState.TERMINATED:
+        term = {"exitCode": state.exit_code, "reason": state.reason,
+                "startedAt": now_rfc3339(state.started_at), "finishedAt": now_rfc3339(state.finished_at),
+                "containerID": container_id(pod, container["name"], state.restarts)}
+        if state.message:
+            term["message"] = state.message
+        status["state"] = {"terminated": term}
+    else:
+        wait = {"reason": state.reason}
+        if state.message:
+            wait["message"] = state.message
+        status["state"] = {"waiting": wait}
+    if state.last_exit_code is not None:
+        status["lastState"] = {"terminated": {
+            "exitCode": state.last_exit_code, "reason": state.last_reason or "Error",
+            "finishedAt": now_rfc3339(state.last_finished), "startedAt": now_rfc3339(state.last_finished),
+            "containerID": container_id(pod, container["name"], max(state.restarts - 1, 0)),
+        }}
+    else:
+        status["lastState"] = {}
+    return status
+
+
+def pod_status(pod, states, host_ip, start_time):
+    """A full pod status from per-container states (dict name -> ContainerState)."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    statuses = [_container_status(pod, c, states[c["name"]]) for c in containers]
+    kinds = [states[c["name"]].kind for c in containers]
+    all_ready = all(states[c["name"]].ready for c in containers)
+    restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
+    if kinds and all(k == ContainerState.TERMINATED for k in kinds) and restart_policy != "Always":
+        failed = any(states[c["name"]].exit_code for c in containers)
+        if not failed:
+            phase = "Succeeded"
+        else:
+            # OnFailure restarts the container: the pod stays Running.
+            phase = "Failed" if restart_policy == "Never" else "Running"
+    elif any(k == ContainerState.RUNNING for k in kinds) or any(states[c["name"]].restarts for c in containers):
+        phase = "Running"
+    else:
+        phase = "Pending"
+    stamp = now_rfc3339()
+    initialized = phase != "Pending" or any(states[c["name"]].reason not in ("PodInitializing", "Init:0/1")
+                                            for c in containers)
+    completed = phase in ("Succeeded", "Failed")
+
+    def cond(ctype, ok, reason=None):
+        entry = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None,
+                 "lastTransitionTime": stamp}
+        if reason:
+            entry["reason"] = reason
+        return entry
+
+    not_ready_reason = "PodCompleted" if completed else "ContainersNotReady"
+    conditions = [
+        cond("PodReadyToStartContainers", phase != "Pending" or initialized),
+        cond("Initialized", initialized, None if initialized else "ContainersNotInitialized"),
+        cond("Ready", all_ready and not completed, None if all_ready and not completed else not_ready_reason),
+        cond("ContainersReady", all_ready and not completed, None if all_ready and not completed else not_ready_reason),
+        cond("PodScheduled", True),
+    ]
+    status = {
+        "phase": phase,
+        "conditions": conditions,
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "startTime": now_rfc3339(start_time),
+        "containerStatuses": statuses,
+        "qosClass": (pod.get("status") or {}).get("qosClass") or "BestEffort",
+    }
+    if phase != "Pending" or initialized:
+        ip = pod_ip(pod) if not (pod.get("spec") or {}).get("hostNetwork") else host_ip
+        status["podIP"] = ip
+        status["podIPs"] = [{"ip": ip}]
+    return status
+
+
+def same_status(current, desired):
+    """True when patching would change nothing a reader looks at (ignores timestamps)."""
+    def strip(status):
+        status = dict(status or {})
+        status["conditions"] = sorted(((c.get("type"), c.get("status"), c.get("reason"))
+                                       for c in status.get("conditions") or []))
+        cs = []
+        for c in status.get("containerStatuses") or []:
+            state = c.get("state") or {}
+            kind = next(iter(state), None)
+            detail = state.get(kind) or {}
+            cs.append((c.get("name"), c.get("ready"), c.get("restartCount"), kind, detail.get("reason"),
+                       detail.get("exitCode"), detail.get("message")))
+        status["containerStatuses"] = cs
+        for drop in ("startTime", "hostIPs", "podIPs", "qosClass"):
+            status.pop(drop, None)
+        return status
+    return strip(current) == strip(desired)
+
+
+def patch_pod_status(client, pod, status):
+    return client.patch(PODS, name_of(pod), {"status": status}, namespace_of(pod), subresource="status")

@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Helpers for the simulation's own integration tests (tests/integration/test_sim_*.py).
+
+Everything goes through the public API, as a user or the collection would.
+``clone_machineset`` is the manual procedure of seed 000 (copy a worker
+MachineSet, new name everywhere, new instance type, status dropped), written
+independently of the collection's machineset_clone so the simulation is not
+tested with the code it is meant to test.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from simopenshift import apis, catalog
+from simopenshift.control import wait_for
+from simopenshift.kube import NODES, PODS, Client, labels_of, meta, name_of, node_ready
+
+NFD_NAMESPACE = "openshift-nfd"
+
+
+def worker_machinesets(client):
+    items, _ignored = client.list(apis.MACHINESETS, apis.MACHINE_API_NS)
+    return sorted((m for m in items if "-worker-" in name_of(m)), key=name_of)
+
+
+def clone_machineset(client, source, new_name, instance_type, replicas=0, node_labels=None, taints=None):
+    body = copy.deepcopy(source)
+    old_name = name_of(source)
+    body["metadata"] = {"name": new_name, "namespace": apis.MACHINE_API_NS,
+                        "labels": dict(labels_of(source))}
+    spec = body["spec"]
+    spec["replicas"] = replicas
+    spec["selector"]["matchLabels"]["machine.openshift.io/cluster-api-machineset"] = new_name
+    tmpl = spec["template"]
+    tmpl["metadata"]["labels"]["machine.openshift.io/cluster-api-machineset"] = new_name
+    tmpl["spec"]["providerSpec"]["value"]["instanceType"] = instance_type
+    if node_labels:
+        tmpl["spec"].setdefault("metadata", {}).setdefault("labels", {}).update(node_labels)
+    if taints:
+        tmpl["spec"]["taints"] = taints
+    body.pop("status", None)
+    assert old_name not in (spec["selector"]["matchLabels"].values()) and old_name not in tmpl["metadata"]["labels"].values()
+    return client.create(apis.MACHINESETS, body)
+
+
+def scale(client, name, replicas):
+    client.patch(apis.MACHINESETS, name, {"spec": {"replicas": replicas}}, apis.MACHINE_API_NS)
+
+
+def machines_of(client, machineset_name):
+    items, _ignored = client.list(apis.MACHINES, apis.MACHINE_API_NS,
+                                  label_selector="machine.openshift.io/cluster-api-machineset=%s" % machineset_name)
+    return items
+
+
+def ready_nodes_of(client, machineset_name, count, timeout=60):
+    """Wait for ``count`` Running machines whose nodes are Ready; return the nodes."""
+    def check():
+        nodes = []
+        for machine in machines_of(client, machineset_name):
+            if meta(machine).get("deletionTimestamp"):
+                continue
+            status = machine.get("status") or {}
+            ref = (status.get("nodeRef") or {}).get("name")
+            if status.get("phase") != "Running" or not ref:
+                return None
+            node = client.get(NODES, ref)
+            if not node or not node_ready(node):
+                return None
+            nodes.append(node)
+        return nodes if len(nodes) == count else None
+    return wait_for(check, timeout, what="%d Ready node(s) of MachineSet %s" % (count, machineset_name))
+
+
+def delete_machineset(client, name, timeout=60):
+    """Scale to zero (machines and nodes go), then delete the MachineSet."""
+    if client.get(apis.MACHINESETS, name, apis.MACHINE_API_NS) is None:
+        return
+    scale(client, name, 0)
+    wait_for(lambda: not machines_of(client, name), timeout, what="machines of %s deleted" % name)
+    client.delete(apis.MACHINESETS, name, apis.MACHINE_API_NS)
+
+
+def ensure_nfd(client, name="nfd-instance", namespace=NFD_NAMESPACE, spec=None):
+    if client.get(apis.NODEFEATUREDISCOVERIES, name, namespace) is None:
+        client.create(apis.NODEFEATUREDISCOVERIES, {
+            "apiVersion": apis.NODEFEATUREDISCOVERIES.api_version, "kind": "NodeFeatureDiscovery",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec or {"operand": {"image": "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9:v4.16"}},
+        })
+
+
+def node_label(client, node_name, key):
+    node = client.get(NODES, node_name)
+    return labels_of(node).get(key) if node else None
+
+
+def allocatable(client, node_name, resource=catalog.GPU_RESOURCE):
+    node = client.get(NODES, node_name) or {}
+    return ((node.get("status") or {}).get("allocatable") or {}).get(resource)
+
+
+def capacity(client, node_name, resource=catalog.GPU_RESOURCE):
+    node = client.get(NODES, node_name) or {}
+    return ((node.get("status") or {}).get("capacity") or {}).get(resource)
+
+
+def pods_with(client, namespace, label_selector):
+    items, _ignored = client.list(PODS, namespace, label_selector=label_selector)
+    return items
+
+
+def pod_phase(client, name, namespace):
+    pod = client.get(PODS, name, namespace)
+    return (pod.get("status") or {}).get("phase") if pod else None
+
+
+def container_status(pod):
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return statuses[0] if statuses else {}
+
+
+def pod_log(api, name, namespace, container=None):
+    """The pod's log through the pods/log API (what `oc logs` reads)."""
+    from kubernetes import client as k8s
+
+    return k8s.CoreV1Api(api).read_namespaced_pod_log(name, namespace, container=container)
+
+
+__all__ = ["Client", "wait_for"]
