@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""gpuops.cluster.gpu_validate against the local control plane.
+
+A node set gets the NVIDIA component DaemonSets (driver, toolkit, device
+plugin, DCGM exporter); the simulated GPU node agent plays kubelet for them:
+the driver loads when its image was built for the node's kernel, the device
+plugin then publishes nvidia.com/gpu, validation pods Succeed with the
+seed-000 output. One node runs another kernel than the driver image: its
+driver crash-loops and it advertises no GPU.
+
+Audit expectation (the module creates and deletes pods by nature): a run
+reports changed=false, its only writes are one ``create`` and one ``delete``
+per validation pod in the validation namespace (a ``deletecollection`` by run
+label follows only if pods were still listed after that), and no pod of the
+run is left afterwards; check mode and the read-only checks write nothing.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+from kubernetes import client
+
+from gpu_nodes import (
+    RHCOS_416, RHCOS_417, SET_LABEL, GpuNodes, allocatable, delete_namespace, deploy, gpu_stack, kernel_of,
+    make_namespace, new_tag, wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+MODULE = "gpuops.cluster.gpu_validate"
+HEALTH = "gpuops.test/health"
+RUN_LABEL = "gpuops.cluster/validation-run"
+
+
+class Stack(object):
+    pass
+
+
+@pytest.fixture(scope="module")
+def stack(cluster):
+    """3 healthy GPU nodes + 1 node whose kernel does not match the driver image, with the NVIDIA DaemonSets."""
+    st = Stack()
+    st.ns = make_namespace(cluster.api)
+    st.nodes = GpuNodes(cluster.api)
+    st.tag = new_tag()
+    st.core = client.CoreV1Api(cluster.api)
+    try:
+        _tag, st.healthy = st.nodes.make(3, tag=st.tag, build=RHCOS_416, extra_labels={HEALTH: "ok"})
+        _tag, broken = st.nodes.make(1, tag=st.tag, prefix="gpu-old", build=RHCOS_417, extra_labels={HEALTH: "kernel-mismatch"})
+        st.broken = broken[0]
+        driver_image = "nvcr.io/nvidia/driver:550.90.07-{0}-rhcos4.16".format(kernel_of(RHCOS_416))
+        deploy(cluster.api, gpu_stack(st.ns, st.tag, driver_image))
+        wait_until(lambda: all(allocatable(st.core, n) == 1 for n in st.healthy), 90, what="nvidia.com/gpu on the healthy nodes")
+
+        def broken_driver_crashing():
+            pods = st.core.list_namespaced_pod(st.ns, label_selector="app.kubernetes.io/component=nvidia-driver",
+                                               field_selector="spec.nodeName=" + st.broken).items
+            return pods and any(cs.state.waiting and cs.state.waiting.reason == "CrashLoopBackOff" for cs in pods[0].status.container_statuses or [])
+
+        wait_until(broken_driver_crashing, 60, what="driver CrashLoopBackOff on " + st.broken)
+        yield st
+    finally:
+        delete_namespace(cluster.api, st.ns)
+        st.nodes.cleanup()
+
+
+def base_args(st, **kw):
+    args = {"namespace": st.ns, "node_selector": {SET_LABEL: st.tag, HEALTH: "ok"}, "timeout": 60, "poll_interval": 1}
+    args.update(kw)
+    return args
+
+
+def validation_pods(st):
+    return st.core.list_namespaced_pod(st.ns, label_selector=RUN_LABEL).items
+
+
+def test_healthy_nodes_pass_and_nothing_is_left(cluster, stack, ansible_task, tmp_path):
+    paths = {"report_json": str(tmp_path / "r.json"), "report_junit": str(tmp_path / "r.xml"), "report_markdown": str(tmp_path / "r.md")}
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, base_args(stack, checks=["allocatable", "driver", "vectoradd", "nvidia_smi"], **paths))
+    assert not result.get("failed"), result.get("msg")
+    assert result["changed"] is False and result["passed"] is True
+    assert sorted(n["node"] for n in result["nodes"]) == sorted(stack.healthy)
+    for node in result["nodes"]:
+        checks = node["checks"]
+        assert all(c["status"] == "pass" for c in checks.values()), node
+        assert checks["vectoradd"]["message"] == "vectoradd: Test PASSED"
+        assert checks["nvidia_smi"]["message"].startswith("nvidia-smi: driver 550.90.07")
+        assert checks["allocatable"]["allocatable"] == 1
+    writes = cluster.audit.writes_since(mark)
+    creates = [w for w in writes if w["verb"] == "create"]
+    others = [w for w in writes if w["verb"] != "create"]
+    assert len(creates) == 2 * len(stack.healthy) and {(w["resource"], w["namespace"]) for w in creates} == {("pods", stack.ns)}
+    assert sorted(w["name"] for w in others) == sorted(w["name"] for w in creates)
+    assert {(w["verb"], w["resource"], w["namespace"]) for w in others} == {("delete", "pods", stack.ns)}
+    assert validation_pods(stack) == []
+    report = json.load(open(paths["report_json"]))
+    assert report["summary"]["result"] == "passed" and report["summary"]["nodes"] == 3
+    suite = ET.parse(paths["report_junit"]).getroot().find("testsuite")
+    assert suite.get("tests") == str(3 * 5) and suite.get("failures") == "0"
+    assert "GPU validation: PASSED (3/3 nodes passed)" in open(paths["report_markdown"]).read()
+
+
+def test_check_mode_writes_nothing(cluster, stack, ansible_task):
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, base_args(stack, checks=["allocatable", "driver", "vectoradd"]), check=True)
+    assert not result.get("failed"), result.get("msg")
+    assert cluster.audit.writes_since(mark) == []
+    assert result["changed"] is False
+    assert {n["checks"]["vectoradd"]["status"] for n in result["nodes"]} == {"skipped"}
+    assert {n["checks"]["driver"]["status"] for n in result["nodes"]} == {"pass"}
+
+
+def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, tmp_path):
+    report_path = str(tmp_path / "fail.json")
+    junit = str(tmp_path / "fail.xml")
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, base_args(stack, node_selector={SET_LABEL: stack.tag}, report_json=report_path, report_junit=junit))
+    assert result.get("failed"), result
+    msg = result["msg"]
+    assert msg.startswith("GPU validation failed on 1 of 4 GPU node(s) (checks: allocatable, driver, vectoradd): {0}: ".format(stack.broken))
+    assert "allocatable nvidia.com/gpu 0, expected at least 1; device-plugin pod Pending: PodInitializing" in msg
+    assert "driver pod nvidia-driver-daemonset-" in msg and "CrashLoopBackOff (restarts" in msg
+    assert "modules built for kernel {0}, node runs {1}".format(kernel_of(RHCOS_416), kernel_of(RHCOS_417)) in msg
+    assert "vectoradd not run: the node advertises no allocatable nvidia.com/gpu" in msg
+    for healthy in stack.healthy:
+        assert healthy + ":" not in msg
+    writes = cluster.audit.writes_since(mark)
+    assert len([w for w in writes if w["verb"] == "create"]) == 3  # no pod for the node without GPUs
+    assert validation_pods(stack) == []
+    report = json.load(open(report_path))
+    assert report["summary"]["failed"] == 1 and report["failures"][0].startswith(stack.broken + ": ")
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("failures")) == 3  # allocatable, driver, vectoradd of the broken node
+
+
+def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ansible_task):
+    # The local cluster has no pod network: the API server cannot dial the exporter pods, so the
+    # check must say "unreachable" (with the proxy error), never pass.
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]]))
+    assert result.get("failed"), result
+    assert cluster.audit.writes_since(mark) == []
+    check = result["nodes"][0]["checks"]["metrics"]
+    assert check["status"] == "unreachable", check
+    assert check["message"].startswith("metrics unreachable via pod proxy /api/v1/namespaces/{0}/pods/nvidia-dcgm-exporter-".format(stack.ns))
+    service = ansible_task(MODULE, base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]], metrics_via="service", fail_on_error=False))
+    assert not service.get("failed") and service["passed"] is False
+    assert service["nodes"][0]["checks"]["metrics"]["status"] == "unreachable"
+
+
+def test_busy_gpu_times_out_with_scheduler_reason_and_cleans_up(cluster, stack, ansible_task):
+    node = stack.healthy[0]
+    hog = {"metadata": {"name": "gpu-hog", "labels": {"app": "gpu-hog"}},
+           "spec": {"nodeName": node, "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": "train", "image": "nvcr.io/nvidia/pytorch:24.05-py3", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    stack.core.create_namespaced_pod(stack.ns, hog)
+    try:
+        wait_until(lambda: stack.core.read_namespaced_pod("gpu-hog", stack.ns).status.phase == "Running", 30, what="GPU hog running")
+        result = ansible_task(MODULE, base_args(stack, checks=["vectoradd"], nodes=[node], timeout=10))
+        assert result.get("failed"), result
+        assert "{0}: vectoradd pod still Pending: 0/".format(node) in result["msg"]
+        assert "Insufficient nvidia.com/gpu" in result["msg"] and "after 10s" in result["msg"]
+        assert validation_pods(stack) == []
+    finally:
+        stack.core.delete_namespaced_pod("gpu-hog", stack.ns, grace_period_seconds=0)
+
+
+def test_untolerated_taint_fails_fast_then_tolerations_fix_it(cluster, stack, ansible_task):
+    nodes = GpuNodes(cluster.api)
+    try:
+        tag, names = nodes.make(1, prefix="gpu-tainted", preprovisioned=True,
+                                taints=[{"key": "nodetype", "value": "gpu", "effect": "NoSchedule"}])
+        args = {"namespace": stack.ns, "node_selector": {SET_LABEL: tag}, "checks": ["allocatable", "vectoradd"], "timeout": 60, "poll_interval": 1}
+        mark = cluster.audit.mark()
+        result = ansible_task(MODULE, args)
+        assert result.get("failed")
+        assert result["msg"].endswith("{0}: vectoradd not run: taint nodetype=gpu:NoSchedule is not tolerated; add it to tolerations".format(names[0]))
+        assert cluster.audit.writes_since(mark) == []
+        args["tolerations"] = [{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+        result = ansible_task(MODULE, args)
+        assert not result.get("failed"), result.get("msg")
+        assert result["nodes"][0]["checks"]["vectoradd"]["status"] == "pass"
+    finally:
+        nodes.cleanup()
+
+
+def _bad_cases(tmp):
+    return [
+        ("unknown check", dict(checks=["allocatable", "gpu_burn"]), None, "value of checks must be one or more of"),
+        ("timeout too small", dict(timeout=3), None, "timeout:"),
+        ("selector matches nothing", dict(node_selector={SET_LABEL: "no-such-set"}), None, "node_selector:"),
+        ("unknown node", dict(nodes=["no-such-node"]), None, "nodes:"),
+        ("namespace missing", dict(namespace="no-such-namespace"), None, "namespace:"),
+        ("report folder missing", dict(report_junit=os.path.join(tmp, "missing", "r.xml")), None, "report_junit:"),
+        ("report path is a folder", dict(report_json=tmp), None, "report_json:"),
+        ("bad toleration", dict(tolerations=[{"key": "x", "operator": "Sometimes"}]), None, "tolerations:"),
+        ("expected 0 GPUs", dict(expected_gpus=0), None, "expected_gpus:"),
+        ("bad selector", dict(driver_selector="app in (broken"), None, "driver_selector:"),
+        ("unreachable API", {}, lambda c: {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": "https://127.0.0.1:9",
+                                           "K8S_AUTH_API_KEY": "x", "K8S_AUTH_VERIFY_SSL": "false"}, "host:"),
+        ("401 token", {}, lambda c: {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": c.server, "K8S_AUTH_API_KEY": "not-a-valid-token",
+                                     "K8S_AUTH_SSL_CA_CERT": c.ca_cert}, "api_key:"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(12), ids=[c[0] for c in _bad_cases("/tmp")])
+def test_bad_input_fails_clearly_and_writes_nothing(cluster, stack, ansible_task, tmp_path, index):
+    what, override, env, prefix = _bad_cases(str(tmp_path))[index]
+    args = base_args(stack, checks=["allocatable", "driver", "vectoradd"])
+    args.update(override)
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, args, env=env(cluster) if env else None)
+    assert result.get("failed"), result
+    assert prefix in result["msg"], result["msg"]
+    if prefix.endswith(":"):
+        assert result["msg"].startswith(prefix), result["msg"]
+    assert cluster.audit.writes_since(mark) == []
+    assert validation_pods(stack) == []
+
+
+def test_forbidden_user_gets_403_and_writes_nothing(cluster, stack, ansible_task):
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, base_args(stack), env={"K8S_AUTH_KUBECONFIG": cluster.kubeconfig_of("nobody")})
+    assert result.get("failed") and "403" in result["msg"], result
+    assert cluster.audit.writes_since(mark, user="nobody") == []
