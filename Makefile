@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv binaries collection unit sanity lint build-collection integration test demo cluster-up cluster-down cluster-status bench clean
+.PHONY: help venv binaries collection unit sanity lint build-collection integration molecule test demo cluster-up cluster-down cluster-status bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -54,7 +54,12 @@ build-collection: venv ## build the tarball and prove it installs offline and an
 integration: collection binaries ## integration tests on the real local control plane (started and stopped here)
 	$(BIN)/pytest -v tests/integration $(PYTEST_ARGS)
 
-test: venv binaries unit sanity lint build-collection integration ## everything CI runs
+molecule: collection binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
+	@running=$$($(BIN)/python tests/localcluster/cluster.py status | grep -q '"api_ready": true' && echo yes || echo no); \
+	$(BIN)/molecule test; rc=$$?; \
+	if [ $$running = no ]; then $(BIN)/python tests/localcluster/cluster.py down; fi; exit $$rc
+
+test: venv binaries unit sanity lint build-collection integration molecule ## everything CI runs
 
 cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N)
 	$(BIN)/python tests/localcluster/cluster.py up --profile $(PROFILE) --gpu-nodes $(GPU_NODES)
