@@ -78,6 +78,16 @@ def cluster():
             lc.down()
 
 
+@pytest.fixture(scope="module")
+def kube(cluster):
+    """The simulation's small API client; tests using it need the openshift profile."""
+    from simopenshift.testing import Client
+
+    if cluster.profile != "openshift":
+        pytest.skip("needs the openshift profile")
+    return Client(cluster.api)
+
+
 @pytest.fixture
 def namespace(cluster):
     """A fresh namespace (with its default ServiceAccount), removed afterwards."""

@@ -20,7 +20,6 @@ __metaclass__ = type
 
 import os
 import sys
-import time
 import uuid
 
 from kubernetes import client
@@ -32,6 +31,7 @@ if LOCALCLUSTER not in sys.path:
     sys.path.insert(0, LOCALCLUSTER)
 
 from simopenshift import catalog  # noqa: E402  (the simulation's fact tables)
+from waiting import wait_until  # noqa: E402
 
 SET_LABEL = "gpuops.test/set"
 NFD = "feature.node.kubernetes.io/"
@@ -51,17 +51,6 @@ def os_release_of(build):
 
 def new_tag():
     return uuid.uuid4().hex[:8]
-
-
-def wait_until(fn, timeout=60, interval=0.3, what="condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError("timed out after {0}s waiting for {1} (last: {2!r})".format(timeout, what, last))
 
 
 def nfd_labels(build):

@@ -19,19 +19,9 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from localcluster.cluster import fake_node
+from waiting import wait_until
 
 pytestmark = pytest.mark.integration
-
-
-def wait_until(fn, timeout=30, interval=0.2, what="condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError("timed out after {0}s waiting for {1} (last: {2!r})".format(timeout, what, last))
 
 
 @pytest.fixture

@@ -14,9 +14,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import time
 
 import pytest
+
+from waiting import wait_until
 
 MODULE = "gpuops.cluster.machineset_clone"
 NS = "openshift-machine-api"
@@ -72,16 +73,6 @@ def prune(obj):
 def gpu_name(source):
     """Seed 000's manual naming: <infra>-worker-<zone> -> <infra>-gpu-<zone>."""
     return source.replace("-worker-", "-gpu-", 1)
-
-
-def wait_until(predicate, timeout=120, sleep=1.0, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(sleep)
-    raise AssertionError("timed out waiting for " + what)
 
 
 @pytest.fixture(scope="module")

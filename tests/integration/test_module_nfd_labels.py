@@ -12,9 +12,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
 
 import pytest
+
+from waiting import wait_until
 
 MODULE = "gpuops.cluster.nfd_labels"
 GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
@@ -36,16 +37,6 @@ def nodes(cluster, selector=None):
 
 def labels(cluster, name):
     return core(cluster).read_node(name).metadata.labels or {}
-
-
-def wait_until(predicate, timeout=120, sleep=1.0, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(sleep)
-    raise AssertionError("timed out waiting for " + what)
 
 
 @pytest.fixture(scope="module")

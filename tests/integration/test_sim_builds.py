@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from simopenshift import apis, catalog  # noqa: E402
 from simopenshift.builds import build_from_config  # noqa: E402
 from simopenshift.kube import EVENTS, NAMESPACES, PODS, SECRETS, SERVICEACCOUNTS, condition  # noqa: E402
-from simopenshift.testing import Client, pod_log, wait_for  # noqa: E402
+from simopenshift.testing import pod_log, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -37,13 +37,6 @@ RUN curl -fsSLO https://us.download.nvidia.com/tesla/${DRIVER_VERSION}/NVIDIA-Li
 RUN make -C /lib/modules/${KERNEL_VERSION}/build M=/build/kernel modules
 COPY --from=0 /build/kernel/*.ko /opt/nvidia/
 """
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 @pytest.fixture

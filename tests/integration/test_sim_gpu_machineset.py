@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from simopenshift import catalog, control, manifests  # noqa: E402
 from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, labels_of  # noqa: E402
 from simopenshift.testing import (  # noqa: E402
-    Client, allocatable, capacity, clone_machineset, container_status, delete_machineset, ensure_nfd,
+    allocatable, capacity, clone_machineset, container_status, delete_machineset, ensure_nfd,
     node_label, pod_log, ready_nodes_of, wait_for, worker_machinesets,
 )
 
@@ -35,13 +35,6 @@ pytestmark = pytest.mark.integration
 NEW_KERNEL = "5.14.0-427.50.1.el9_4.x86_64"     # RHCOS 417.94.202409121747-0 (data/rhcos-builds.csv)
 OLD_KERNEL = catalog.cluster_build().kernel
 NFD = "feature.node.kubernetes.io/"
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 @pytest.fixture

@@ -22,17 +22,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from simopenshift import apis, catalog  # noqa: E402
 from simopenshift.kube import NODES, labels_of  # noqa: E402
 from simopenshift.testing import (  # noqa: E402
-    Client, clone_machineset, delete_machineset, machines_of, ready_nodes_of, scale, wait_for, worker_machinesets,
+    clone_machineset, delete_machineset, machines_of, ready_nodes_of, scale, wait_for, worker_machinesets,
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 @pytest.fixture

@@ -22,20 +22,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from simopenshift import apis  # noqa: E402
 from simopenshift.kube import NODES, annotations_of, condition, labels_of, match_selector, node_ready  # noqa: E402
-from simopenshift.testing import Client, wait_for  # noqa: E402
+from simopenshift.testing import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 CURRENT = "machineconfiguration.openshift.io/currentConfig"
 DESIRED = "machineconfiguration.openshift.io/desiredConfig"
 STATE = "machineconfiguration.openshift.io/state"
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 def worker_nodes(kube):

@@ -20,17 +20,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from simopenshift import apis, catalog  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, DAEMONSETS, DEPLOYMENTS, NAMESPACES, NODES, PODS, labels_of  # noqa: E402
-from simopenshift.testing import Client, wait_for, worker_machinesets  # noqa: E402
+from simopenshift.testing import wait_for, worker_machinesets  # noqa: E402
 
 pytestmark = pytest.mark.integration
 PREFIX = "feature.node.kubernetes.io/"
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 @pytest.fixture

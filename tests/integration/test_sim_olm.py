@@ -20,17 +20,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from simopenshift import apis, olm  # noqa: E402
 from simopenshift.kube import CRDS, DEPLOYMENTS, NAMESPACES, condition  # noqa: E402
-from simopenshift.testing import Client, wait_for  # noqa: E402
+from simopenshift.testing import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
 NFD_CSV = olm.PACKAGES["nfd"]["channels"]["stable"]
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 @pytest.fixture

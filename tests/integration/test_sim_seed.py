@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from simopenshift import apis, catalog  # noqa: E402
 from simopenshift.kube import CRDS, NAMESPACES, NODES, labels_of, node_ready  # noqa: E402
-from simopenshift.testing import Client, worker_machinesets  # noqa: E402
+from simopenshift.testing import worker_machinesets  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -50,13 +50,6 @@ EXPECTED_CRDS = [
     ("monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors", "Namespaced", set()),
     ("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", "Namespaced", set()),
 ]
-
-
-@pytest.fixture(scope="module")
-def kube(cluster):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile")
-    return Client(cluster.api)
 
 
 @pytest.mark.parametrize("group,version,kind,plural,scope,subresources", EXPECTED_CRDS,
