@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv binaries collection unit sanity lint build-collection integration molecule test demo cluster-up cluster-down cluster-status bench clean
+.PHONY: help venv binaries collection style unit sanity lint build-collection integration molecule test demo cluster-up cluster-down cluster-status bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -38,6 +38,10 @@ binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane bi
 collection: venv ## expose this checkout as ansible_collections/gpuops/cluster under .build/
 	@mkdir -p $(dir $(COLL))
 	@[ -L $(COLL) ] || ln -sfn $(CURDIR) $(COLL)
+
+style: venv ## black --check and ruff (pyflakes, pycodestyle, imports, complexity <= 15)
+	$(BIN)/black --check -q plugins tests
+	$(BIN)/ruff check -q plugins tests
 
 unit: collection ## unit tests (pure functions, module argument handling)
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)

@@ -6,6 +6,7 @@ same layout ansible-test and ansible-playbook use, so unit tests import module
 code exactly as Ansible does. tests/ goes on sys.path for the `localcluster`
 test-bed package.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type

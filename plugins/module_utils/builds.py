@@ -33,10 +33,16 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     MANAGED_BY_LABEL,
     GpuopsError,
     Progress,
-    describe_node_selection,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
+    describe_selection as describe_node_selection,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
+    select_gpu_nodes,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     label_selector,
     object_contains,
-    select_gpu_nodes,
     strip_server_fields,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.labels import node_facts
@@ -49,6 +55,7 @@ except ImportError:  # pragma: no cover - the module reports the missing collect
 try:
     from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
 except ImportError:  # pragma: no cover - AnsibleK8SModule reports the missing library
+
     class ConflictError(Exception):
         pass
 
@@ -92,7 +99,9 @@ DRIVER_BRANCH_RE = re.compile(r"^[0-9]{3,4}$")
 OS_TAG_RE = re.compile(r"^[a-z]+[0-9]+(\.[0-9]+)*$")
 DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-IMAGE_REF_RE = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$")
+IMAGE_REF_RE = re.compile(
+    r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
+)
 REPO_RE = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 BUILD_ARG_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -100,6 +109,7 @@ BUILD_ARG_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # ---------------------------------------------------------------------------
 # Input validation (pure)
 # ---------------------------------------------------------------------------
+
 
 def validate_kernel_version(kernel, param="kernel_versions"):
     kernel = to_text(kernel).strip()
@@ -205,7 +215,9 @@ def validate_params(params):
             "{0!r} is not an image reference (registry/repository[:tag][@sha256:digest]).".format(cfg["base_image"]),
             param="base_image",
         )
-    cfg["driver_toolkit_namespace"] = validate_dns_label(params.get("driver_toolkit_namespace") or "", "driver_toolkit_namespace")
+    cfg["driver_toolkit_namespace"] = validate_dns_label(
+        params.get("driver_toolkit_namespace") or "", "driver_toolkit_namespace"
+    )
     cfg["driver_toolkit_imagestream"] = validate_dns_label(
         params.get("driver_toolkit_imagestream") or "", "driver_toolkit_imagestream"
     )
@@ -230,10 +242,14 @@ def validate_params(params):
     cfg["build_args"] = dict((to_text(k), to_text(v)) for k, v in build_args.items())
     cfg["registry"] = to_text(params.get("registry") or "").rstrip("/")
     if not REPO_RE.match(cfg["registry"]):
-        raise GpuopsError("{0!r} is not a registry/repository path such as nvcr.io/nvidia".format(cfg["registry"]), param="registry")
+        raise GpuopsError(
+            "{0!r} is not a registry/repository path such as nvcr.io/nvidia".format(cfg["registry"]), param="registry"
+        )
     cfg["precompiled_image"] = to_text(params.get("precompiled_image") or "")
     if not REPO_RE.match(cfg["precompiled_image"]):
-        raise GpuopsError("{0!r} is not an image name such as driver".format(cfg["precompiled_image"]), param="precompiled_image")
+        raise GpuopsError(
+            "{0!r} is not an image name such as driver".format(cfg["precompiled_image"]), param="precompiled_image"
+        )
     cfg["prune_stale"] = bool(params.get("prune_stale"))
     cfg["wait"] = params.get("wait", True)
     cfg["wait_timeout"] = int(params.get("wait_timeout") or 0)
@@ -255,6 +271,7 @@ OS_RELEASE_KEYS = ("ID", "VERSION_ID", "OSTREE_VERSION", "RHEL_VERSION", "OPENSH
 # ---------------------------------------------------------------------------
 # Kernels and OS releases from nodes (pure)
 # ---------------------------------------------------------------------------
+
 
 def os_tag(os_id, version_id):
     """The driver image OS suffix: ID + VERSION_ID of os-release.
@@ -289,17 +306,31 @@ def group_kernels(nodes, os_tag_override=None):
         rel = facts["os_release"]
         group = groups.setdefault(
             kernel,
-            {"nodes": [], "os_tags": set(), "ostree_versions": set(), "rhel_versions": set(), "os_ids": set(), "version_ids": set()},
+            {
+                "nodes": [],
+                "os_tags": set(),
+                "ostree_versions": set(),
+                "rhel_versions": set(),
+                "os_ids": set(),
+                "version_ids": set(),
+            },
         )
         group["nodes"].append(facts["name"])
         group["os_tags"].add(os_tag_override or os_tag(rel.get("ID"), rel.get("VERSION_ID")))
-        for key, field in (("ostree_versions", "OSTREE_VERSION"), ("rhel_versions", "RHEL_VERSION"), ("os_ids", "ID"), ("version_ids", "VERSION_ID")):
+        for key, field in (
+            ("ostree_versions", "OSTREE_VERSION"),
+            ("rhel_versions", "RHEL_VERSION"),
+            ("os_ids", "ID"),
+            ("version_ids", "VERSION_ID"),
+        ):
             if rel.get(field):
                 group[key].add(rel[field])
     if unlabelled:
         raise GpuopsError(
             "GPU node(s) {0} carry no {1} label: Node Feature Discovery has not labelled them yet "
-            "(wait for NFD, see nfd_labels) or give kernel_versions explicitly.".format(", ".join(sorted(unlabelled)), KERNEL_LABEL),
+            "(wait for NFD, see nfd_labels) or give kernel_versions explicitly.".format(
+                ", ".join(sorted(unlabelled)), KERNEL_LABEL
+            ),
             param="node_selector",
         )
     result = {}
@@ -354,6 +385,7 @@ def rhel_major(kernel, rhel_version=None):
 # Names, tags and hashes (pure)
 # ---------------------------------------------------------------------------
 
+
 def image_tag(driver_version, kernel, os_tag_value):
     """<driver>-<kernel>-<os tag>, the NVIDIA precompiled tag scheme (openshift-releases.md s.3).
 
@@ -361,7 +393,9 @@ def image_tag(driver_version, kernel, os_tag_value):
     """
     tag = "{0}-{1}-{2}".format(driver_version, kernel, os_tag_value)
     if not TAG_RE.match(tag):
-        raise GpuopsError("the image tag {0!r} would not be a valid tag (too long?)".format(tag), param="kernel_versions")
+        raise GpuopsError(
+            "the image tag {0!r} would not be a valid tag (too long?)".format(tag), param="kernel_versions"
+        )
     return tag
 
 
@@ -448,6 +482,7 @@ RUN curl -fsSL -o nvidia.run "${BASE_URL}/${DRIVER_VERSION}/NVIDIA-Linux-${TARGE
 # Rendering (pure)
 # ---------------------------------------------------------------------------
 
+
 def common_labels(name):
     return {
         MANAGED_BY_LABEL: MANAGED_BY,
@@ -483,7 +518,9 @@ def build_base(cfg, kernel, info, strategy):
 
 def build_inputs(cfg, kernel, info, strategy):
     """Everything that determines the image; hashed into HASH_KEY."""
-    source = {"dockerfile": cfg["dockerfile"] or (DTK_DOCKERFILE if strategy == "driver-toolkit" else ENTITLEMENT_DOCKERFILE)}
+    source = {
+        "dockerfile": cfg["dockerfile"] or (DTK_DOCKERFILE if strategy == "driver-toolkit" else ENTITLEMENT_DOCKERFILE)
+    }
     if cfg["git_uri"]:
         source = {"git_uri": cfg["git_uri"], "git_ref": cfg["git_ref"], "context_dir": cfg["context_dir"]}
     inputs = {
@@ -561,7 +598,16 @@ def render_buildconfig(cfg, kernel, info, strategy):
     }
 
 
-BUILD_SPEC_FIELDS = ("serviceAccount", "source", "strategy", "output", "resources", "postCommit", "nodeSelector", "completionDeadlineSeconds")
+BUILD_SPEC_FIELDS = (
+    "serviceAccount",
+    "source",
+    "strategy",
+    "output",
+    "resources",
+    "postCommit",
+    "nodeSelector",
+    "completionDeadlineSeconds",
+)
 
 
 def render_build(buildconfig, number, uid=None):
@@ -575,20 +621,35 @@ def render_build(buildconfig, number, uid=None):
     meta = buildconfig["metadata"]
     bc_name = meta["name"]
     labels = dict(meta.get("labels") or {})
-    labels.update({"buildconfig": bc_name, BC_NAME_KEY: bc_name, START_POLICY_KEY: buildconfig["spec"].get("runPolicy", "Serial")})
+    labels.update(
+        {"buildconfig": bc_name, BC_NAME_KEY: bc_name, START_POLICY_KEY: buildconfig["spec"].get("runPolicy", "Serial")}
+    )
     annotations = dict((k, v) for k, v in (meta.get("annotations") or {}).items() if k.startswith(PREFIX))
     annotations.update({BC_NAME_KEY: bc_name, BUILD_NUMBER_KEY: str(number)})
     spec = dict((k, copy.deepcopy(v)) for k, v in buildconfig["spec"].items() if k in BUILD_SPEC_FIELDS)
-    spec["triggeredBy"] = [{"message": "Started by gpuops.cluster.driver_container_build (image missing or inputs changed)"}]
+    spec["triggeredBy"] = [
+        {"message": "Started by gpuops.cluster.driver_container_build (image missing or inputs changed)"}
+    ]
     build = {
         "apiVersion": "build.openshift.io/v1",
         "kind": "Build",
-        "metadata": {"name": "{0}-{1}".format(bc_name, number), "namespace": meta["namespace"], "labels": labels, "annotations": annotations},
+        "metadata": {
+            "name": "{0}-{1}".format(bc_name, number),
+            "namespace": meta["namespace"],
+            "labels": labels,
+            "annotations": annotations,
+        },
         "spec": spec,
     }
     if uid:
         build["metadata"]["ownerReferences"] = [
-            {"apiVersion": "build.openshift.io/v1", "kind": "BuildConfig", "name": bc_name, "uid": uid, "controller": True}
+            {
+                "apiVersion": "build.openshift.io/v1",
+                "kind": "BuildConfig",
+                "name": bc_name,
+                "uid": uid,
+                "controller": True,
+            }
         ]
     return build
 
@@ -596,6 +657,7 @@ def render_build(buildconfig, number, uid=None):
 # ---------------------------------------------------------------------------
 # Build state and decisions (pure)
 # ---------------------------------------------------------------------------
+
 
 def build_number(build):
     meta = build.get("metadata") or {}
@@ -629,8 +691,12 @@ def build_output_tag(build):
 
 def builds_for(builds, bc_name):
     """Builds of one BuildConfig, newest first."""
-    mine = [b for b in builds if ((b.get("metadata") or {}).get("labels") or {}).get(BC_NAME_KEY) == bc_name
-            or ((b.get("metadata") or {}).get("annotations") or {}).get(BC_NAME_KEY) == bc_name]
+    mine = [
+        b
+        for b in builds
+        if ((b.get("metadata") or {}).get("labels") or {}).get(BC_NAME_KEY) == bc_name
+        or ((b.get("metadata") or {}).get("annotations") or {}).get(BC_NAME_KEY) == bc_name
+    ]
     return sorted(mine, key=build_number, reverse=True)
 
 
@@ -647,11 +713,19 @@ def decide(tag_present, builds, desired_hash, tag, bc_hash=None):
     same_tag = [b for b in builds if build_output_tag(b) in (tag, None)]
     for build in same_tag:
         if build_phase(build) in ACTIVE_PHASES and build_hash(build) == desired_hash:
-            return "wait", build, "build {0} with these inputs is {1}".format(build["metadata"]["name"], build_phase(build))
+            return (
+                "wait",
+                build,
+                "build {0} with these inputs is {1}".format(build["metadata"]["name"], build_phase(build)),
+            )
     complete = [b for b in same_tag if build_phase(b) == "Complete"]
     if tag_present:
         if complete and build_hash(complete[0]) == desired_hash:
-            return "current", complete[0], "image built by {0} with these inputs".format(complete[0]["metadata"]["name"])
+            return (
+                "current",
+                complete[0],
+                "image built by {0} with these inputs".format(complete[0]["metadata"]["name"]),
+            )
         if not same_tag and bc_hash == desired_hash:
             return "current", None, "image present; build history pruned"
     if not tag_present:
@@ -669,7 +743,7 @@ def decide(tag_present, builds, desired_hash, tag, bc_hash=None):
 def imagestream_tags(imagestream):
     """{tag: {'image': digest reference or None}} from an ImageStream's status (and spec)."""
     tags = {}
-    for entry in (((imagestream or {}).get("status") or {}).get("tags") or []):
+    for entry in ((imagestream or {}).get("status") or {}).get("tags") or []:
         items = entry.get("items") or []
         if items:
             tags[entry.get("tag")] = {"image": items[0].get("dockerImageReference")}
@@ -701,7 +775,13 @@ def find_stale(buildconfigs, kernels, imagestream=None):
         if not kernel or kernel in kernels:
             continue
         marker = "-{0}-".format(kernel)
-        stale.append({"kernel": kernel, "buildconfig": meta.get("name"), "tags": [t for t in tags if marker in "-{0}-".format(t) or marker in t]})
+        stale.append(
+            {
+                "kernel": kernel,
+                "buildconfig": meta.get("name"),
+                "tags": [t for t in tags if marker in "-{0}-".format(t) or marker in t],
+            }
+        )
     return sorted(stale, key=lambda s: (s["kernel"], s["buildconfig"]))
 
 
@@ -715,7 +795,11 @@ def describe_build_failure(build, log_tail=None):
     status = build.get("status") or {}
     meta = build.get("metadata") or {}
     kernel = (meta.get("annotations") or {}).get(KERNEL_KEY)
-    parts = ["build {0}{1} {2}".format(meta.get("name"), " (kernel {0})".format(kernel) if kernel else "", build_phase(build))]
+    parts = [
+        "build {0}{1} {2}".format(
+            meta.get("name"), " (kernel {0})".format(kernel) if kernel else "", build_phase(build)
+        )
+    ]
     if status.get("reason"):
         parts.append(status["reason"])
     if status.get("message"):
@@ -767,6 +851,7 @@ def merged(existing, desired):
 # The module run (talks to the API)
 # ---------------------------------------------------------------------------
 
+
 def _get(client, resource, name, namespace=None):
     try:
         return client.get(resource, name=name, namespace=namespace).to_dict()
@@ -810,7 +895,8 @@ def read_kernels(cfg, client, svc):
         raise GpuopsError(
             "no node matches ({0}; {1} nodes in the cluster looked at). Check the labels (is Node Feature "
             "Discovery deployed? see nfd_labels), fix node_selector, or give kernel_versions.".format(
-                describe_node_selection(cfg["node_selector"]), len(nodes)),
+                describe_node_selection(cfg["node_selector"]), len(nodes)
+            ),
             param="node_selector",
         )
     return group_kernels(gpu_nodes, cfg["os_tag"])
@@ -825,7 +911,8 @@ def check_kernel_infos(kernels, strategy, cfg):
             raise GpuopsError(
                 "cannot name the image for {0}: no os-release ID/VERSION_ID ({1}, {2}). Set os_tag "
                 "(e.g. rhcos4.16 or rhel9.6){3}.".format(
-                    where, OS_ID_LABEL, OS_VERSION_ID_LABEL, " or os_release" if cfg["kernel_versions"] else ""),
+                    where, OS_ID_LABEL, OS_VERSION_ID_LABEL, " or os_release" if cfg["kernel_versions"] else ""
+                ),
                 param=param,
             )
         if strategy == "driver-toolkit" and not cfg["base_image"] and not info.get("ostree_version"):
@@ -833,7 +920,10 @@ def check_kernel_infos(kernels, strategy, cfg):
                 "the Driver Toolkit image is chosen by the RHCOS build, but {0} carry no {1} label "
                 "(older NFD){2}. Give base_image (the driver-toolkit image of that release), or "
                 "strategy: entitlement.".format(
-                    where, OSTREE_LABEL, "; with kernel_versions give os_release.OSTREE_VERSION" if cfg["kernel_versions"] else ""),
+                    where,
+                    OSTREE_LABEL,
+                    "; with kernel_versions give os_release.OSTREE_VERSION" if cfg["kernel_versions"] else "",
+                ),
                 param="os_release" if cfg["kernel_versions"] else "base_image",
             )
 
@@ -843,7 +933,9 @@ def check_build_prerequisites(cfg, client, svc, kernels, strategy):
     ns_api = _resource(svc, "Namespace", "v1")
     if _get(client, ns_api, cfg["namespace"]) is None:
         raise GpuopsError(
-            "the namespace {0} does not exist; create it first (the driver role does) or set namespace.".format(cfg["namespace"]),
+            "the namespace {0} does not exist; create it first (the driver role does) or set namespace.".format(
+                cfg["namespace"]
+            ),
             param="namespace",
         )
     if cfg["base_image"]:
@@ -867,7 +959,11 @@ def check_build_prerequisites(cfg, client, svc, kernels, strategy):
                     "the ImageStream {0} has no tag {1} (RHCOS build of {2}; tags: {3}). The imagestream is "
                     "not updated yet (BZ#2014071 on < 4.8.21 / 4.9.5: `oc delete -n openshift is/driver-toolkit`) "
                     "or the nodes run a release without a toolkit; give base_image or use strategy: entitlement.".format(
-                        where, info["ostree_version"], ", ".join(info["nodes"]) or kernel, ", ".join(sorted(a for a in available if a)) or "none"),
+                        where,
+                        info["ostree_version"],
+                        ", ".join(info["nodes"]) or kernel,
+                        ", ".join(sorted(a for a in available if a)) or "none",
+                    ),
                     param="base_image",
                 )
     if strategy == "entitlement":
@@ -883,7 +979,9 @@ def check_build_prerequisites(cfg, client, svc, kernels, strategy):
 
 def run_precompiled(cfg, kernels, result):
     for kernel, info in sorted(kernels.items()):
-        ref = precompiled_image(cfg["registry"], cfg["precompiled_image"], cfg["driver_version"], kernel, info["os_tag"])
+        ref = precompiled_image(
+            cfg["registry"], cfg["precompiled_image"], cfg["driver_version"], kernel, info["os_tag"]
+        )
         result["images"][kernel] = ref
         result["kernels"][kernel] = dict(info, image=ref, tag=ref.rsplit(":", 1)[1], action="precompiled")
     return result
@@ -899,8 +997,13 @@ def plan_openshift(cfg, client, svc, kernels, strategy):
     existing_bcs = dict((bc["metadata"]["name"], bc) for bc in _list(client, bc_api, cfg["namespace"], selector))
     builds = _list(client, build_api, cfg["namespace"], selector)
     tags = imagestream_tags(imagestream)
-    plan = {"imagestream": imagestream, "buildconfigs": [], "stale": find_stale(list(existing_bcs.values()), kernels, imagestream),
-            "apis": {"is": is_api, "bc": bc_api, "build": build_api}, "builds": builds}
+    plan = {
+        "imagestream": imagestream,
+        "buildconfigs": [],
+        "stale": find_stale(list(existing_bcs.values()), kernels, imagestream),
+        "apis": {"is": is_api, "bc": bc_api, "build": build_api},
+        "builds": builds,
+    }
     for kernel, info in sorted(kernels.items()):
         desired = render_buildconfig(cfg, kernel, info, strategy)
         name = desired["metadata"]["name"]
@@ -912,11 +1015,20 @@ def plan_openshift(cfg, client, svc, kernels, strategy):
         desired_hash = desired["metadata"]["annotations"][HASH_KEY]
         bc_hash = ((existing or {}).get("metadata") or {}).get("annotations", {}).get(HASH_KEY)
         action, build, why = decide(tag in tags, builds_for(builds, name), desired_hash, tag, bc_hash)
-        plan["buildconfigs"].append({
-            "kernel": kernel, "info": info, "desired": desired, "existing": existing, "tag": tag,
-            "hash": desired_hash, "action": action, "build": build, "why": why,
-            "needs_apply": existing is None or not object_contains(existing, desired),
-        })
+        plan["buildconfigs"].append(
+            {
+                "kernel": kernel,
+                "info": info,
+                "desired": desired,
+                "existing": existing,
+                "tag": tag,
+                "hash": desired_hash,
+                "action": action,
+                "build": build,
+                "why": why,
+                "needs_apply": existing is None or not object_contains(existing, desired),
+            }
+        )
     return plan
 
 
@@ -938,7 +1050,11 @@ def _start_build(client, build_api, bc, builds, attempts=5):
         except ConflictError as exc:
             last = exc
             number += 1
-    raise GpuopsError("could not start a build for {0}: build names up to {1} already exist ({2})".format(bc["metadata"]["name"], number, last))
+    raise GpuopsError(
+        "could not start a build for {0}: build names up to {1} already exist ({2})".format(
+            bc["metadata"]["name"], number, last
+        )
+    )
 
 
 def _build_log_tail(client, build):
@@ -949,7 +1065,9 @@ def _build_log_tail(client, build):
     try:
         from kubernetes.client import CoreV1Api
 
-        return CoreV1Api(client.client.client).read_namespaced_pod_log(pod, build["metadata"]["namespace"], tail_lines=20)
+        return CoreV1Api(client.client.client).read_namespaced_pod_log(
+            pod, build["metadata"]["namespace"], tail_lines=20
+        )
     except Exception:  # the log is a courtesy; status carries the verdict
         return None
 
@@ -977,13 +1095,25 @@ def run(module, client, svc):
     """driver_container_build: validate, read, plan, (apply, build, wait), report."""
     cfg = validate_params(module.params)
     progress = Progress(module)
-    is_openshift = bool(_resource(svc, "BuildConfig", "build.openshift.io/v1") and _resource(svc, "ImageStream", "image.openshift.io/v1"))
+    is_openshift = bool(
+        _resource(svc, "BuildConfig", "build.openshift.io/v1")
+        and _resource(svc, "ImageStream", "image.openshift.io/v1")
+    )
     strategy = resolve_strategy(cfg["strategy"], is_openshift)
     validate_driver_version(cfg["driver_version"], strategy)
     kernels = read_kernels(cfg, client, svc)
     check_kernel_infos(kernels, strategy, cfg)
-    result = {"changed": False, "strategy": strategy, "platform": "openshift" if is_openshift else "kubernetes",
-              "images": {}, "kernels": {}, "stale": [], "pruned": [], "builds": [], "progress": progress.events}
+    result = {
+        "changed": False,
+        "strategy": strategy,
+        "platform": "openshift" if is_openshift else "kubernetes",
+        "images": {},
+        "kernels": {},
+        "stale": [],
+        "pruned": [],
+        "builds": [],
+        "progress": progress.events,
+    }
     if strategy == "precompiled":
         return run_precompiled(cfg, kernels, result)
 
@@ -994,20 +1124,38 @@ def run(module, client, svc):
     desired_is = render_imagestream(cfg)
     is_needs_apply = plan["imagestream"] is None or not object_contains(plan["imagestream"], desired_is)
     if is_needs_apply:
-        diffs.append(object_diff("ImageStream {0}/{1}".format(cfg["namespace"], cfg["name"]), plan["imagestream"],
-                                 merged(plan["imagestream"], desired_is) if plan["imagestream"] else desired_is))
+        diffs.append(
+            object_diff(
+                "ImageStream {0}/{1}".format(cfg["namespace"], cfg["name"]),
+                plan["imagestream"],
+                merged(plan["imagestream"], desired_is) if plan["imagestream"] else desired_is,
+            )
+        )
     for item in plan["buildconfigs"]:
         if item["needs_apply"]:
             after = merged(item["existing"], item["desired"]) if item["existing"] else item["desired"]
-            diffs.append(object_diff("BuildConfig {0}/{1}".format(cfg["namespace"], item["desired"]["metadata"]["name"]), item["existing"], after))
+            diffs.append(
+                object_diff(
+                    "BuildConfig {0}/{1}".format(cfg["namespace"], item["desired"]["metadata"]["name"]),
+                    item["existing"],
+                    after,
+                )
+            )
         if item["action"] == "build":
             diffs.append(_build_diff(item))
     result["stale"] = plan["stale"]
     if cfg["prune_stale"]:
         for stale in plan["stale"]:
-            diffs.append({"before": {"kind": "BuildConfig", "name": stale["buildconfig"], "tags": stale["tags"]}, "after": {},
-                          "before_header": "BuildConfig {0}/{1} (stale kernel {2})".format(cfg["namespace"], stale["buildconfig"], stale["kernel"]),
-                          "after_header": "(deleted)"})
+            diffs.append(
+                {
+                    "before": {"kind": "BuildConfig", "name": stale["buildconfig"], "tags": stale["tags"]},
+                    "after": {},
+                    "before_header": "BuildConfig {0}/{1} (stale kernel {2})".format(
+                        cfg["namespace"], stale["buildconfig"], stale["kernel"]
+                    ),
+                    "after_header": "(deleted)",
+                }
+            )
     diffs = [d for d in diffs if d]
     result["changed"] = bool(diffs)
     if module._diff:
@@ -1022,13 +1170,24 @@ def run(module, client, svc):
                 item["existing"] = _apply(svc, apis["bc"], item["desired"])
         for item in plan["buildconfigs"]:
             if item["action"] == "build":
-                build = _start_build(client, apis["build"], item["existing"], builds_for(plan["builds"], item["desired"]["metadata"]["name"]))
+                build = _start_build(
+                    client,
+                    apis["build"],
+                    item["existing"],
+                    builds_for(plan["builds"], item["desired"]["metadata"]["name"]),
+                )
                 item["build"] = build
                 started.append(build["metadata"]["name"])
-                progress("started {0} for kernel {1} ({2})".format(build["metadata"]["name"], item["kernel"], item["why"]))
+                progress(
+                    "started {0} for kernel {1} ({2})".format(build["metadata"]["name"], item["kernel"], item["why"])
+                )
             elif item["action"] == "wait":
                 waiting.append(item["build"]["metadata"]["name"])
-                progress("waiting for {0} for kernel {1} ({2})".format(item["build"]["metadata"]["name"], item["kernel"], item["why"]))
+                progress(
+                    "waiting for {0} for kernel {1} ({2})".format(
+                        item["build"]["metadata"]["name"], item["kernel"], item["why"]
+                    )
+                )
 
     final_builds = {}
     if (started or waiting) and cfg["wait"]:
@@ -1036,17 +1195,28 @@ def run(module, client, svc):
         final_builds = dict((b["metadata"]["name"], b) for b in mine)
         result["builds"] = [_build_summary(b) for b in mine]
         if failed:
-            texts = [describe_build_failure(b, None if (b.get("status") or {}).get("logSnippet") else _build_log_tail(client, b)) for b in failed]
+            texts = [
+                describe_build_failure(
+                    b, None if (b.get("status") or {}).get("logSnippet") else _build_log_tail(client, b)
+                )
+                for b in failed
+            ]
             raise GpuopsError(
                 "{0} of {1} driver build(s) failed:\n{2}".format(len(failed), len(mine), "\n".join(texts)),
-                builds=result["builds"], changed=result["changed"], progress=progress.events,
+                builds=result["builds"],
+                changed=result["changed"],
+                progress=progress.events,
             )
         if active:
             raise GpuopsError(
                 "driver build(s) not finished after {0}s: {1}. Raise wait_timeout or look at the builds "
                 "(`oc describe -n {2} build/<name>`, `oc logs -n {2} build/<name>`).".format(
-                    cfg["wait_timeout"], "; ".join(_active_text(b) for b in active), cfg["namespace"]),
-                param="wait_timeout", builds=result["builds"], changed=result["changed"], progress=progress.events,
+                    cfg["wait_timeout"], "; ".join(_active_text(b) for b in active), cfg["namespace"]
+                ),
+                param="wait_timeout",
+                builds=result["builds"],
+                changed=result["changed"],
+                progress=progress.events,
             )
         plan["imagestream"] = _get(client, apis["is"], cfg["name"], cfg["namespace"])
     elif started or waiting:
@@ -1069,9 +1239,17 @@ def run(module, client, svc):
             action = "built" if cfg["wait"] else "building"
         result["images"][kernel] = ref
         result["kernels"][kernel] = dict(
-            item["info"], image=ref, image_digest=digest, tag=item["tag"], ready=item["tag"] in tags_now,
-            buildconfig=item["desired"]["metadata"]["name"], build=build_name, build_phase=build_phase(build) if build_name else None,
-            inputs_hash=item["hash"], action=action, reason=item["why"],
+            item["info"],
+            image=ref,
+            image_digest=digest,
+            tag=item["tag"],
+            ready=item["tag"] in tags_now,
+            buildconfig=item["desired"]["metadata"]["name"],
+            build=build_name,
+            build_phase=build_phase(build) if build_name else None,
+            inputs_hash=item["hash"],
+            action=action,
+            reason=item["why"],
         )
 
     if cfg["prune_stale"] and plan["stale"]:
@@ -1080,9 +1258,19 @@ def run(module, client, svc):
 
 
 def _build_diff(item):
-    after = {"kind": "Build", "buildconfig": item["desired"]["metadata"]["name"], "kernel": item["kernel"],
-             "output": item["desired"]["spec"]["output"]["to"]["name"], "reason": item["why"]}
-    return {"before": {}, "after": after, "before_header": "Build (none)", "after_header": "Build for kernel {0}".format(item["kernel"])}
+    after = {
+        "kind": "Build",
+        "buildconfig": item["desired"]["metadata"]["name"],
+        "kernel": item["kernel"],
+        "output": item["desired"]["spec"]["output"]["to"]["name"],
+        "reason": item["why"],
+    }
+    return {
+        "before": {},
+        "after": after,
+        "before_header": "Build (none)",
+        "after_header": "Build for kernel {0}".format(item["kernel"]),
+    }
 
 
 def _active_text(build):
@@ -1111,7 +1299,12 @@ def prune(cfg, client, svc, apis, stale, check_mode, progress):
     pruned = []
     ist_api = _resource(svc, "ImageStreamTag", "image.openshift.io/v1")
     for item in stale:
-        entry = {"kernel": item["kernel"], "buildconfig": item["buildconfig"], "tags": list(item["tags"]), "tags_not_removed": []}
+        entry = {
+            "kernel": item["kernel"],
+            "buildconfig": item["buildconfig"],
+            "tags": list(item["tags"]),
+            "tags_not_removed": [],
+        }
         if not check_mode:
             delete_options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
             try:

@@ -120,7 +120,13 @@ _ROWS = (
 
 # GCP N1 machine types take attachable GPUs (GCPMachineProviderSpec.gpus[]);
 # openshift/api validates the type against this pattern.
-GCP_ATTACHABLE_GPU_TYPES = ("nvidia-tesla-k80", "nvidia-tesla-p100", "nvidia-tesla-v100", "nvidia-tesla-p4", "nvidia-tesla-t4")
+GCP_ATTACHABLE_GPU_TYPES = (
+    "nvidia-tesla-k80",
+    "nvidia-tesla-p100",
+    "nvidia-tesla-v100",
+    "nvidia-tesla-p4",
+    "nvidia-tesla-t4",
+)
 GCP_ATTACHABLE_FAMILIES = ("n1-",)
 
 

@@ -15,6 +15,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
+import os
 import time
 import traceback
 
@@ -25,17 +27,17 @@ try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import (
         AUTH_ARG_SPEC,
     )
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import (
-        AnsibleK8SModule,
-    )
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import (
         get_api_client,
     )
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import (
-        K8sService,
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import (
+        AnsibleK8SModule,
     )
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import (
         CoreException,
+    )
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import (
+        K8sService,
     )
 
     HAS_KUBERNETES_COLLECTION = True
@@ -76,12 +78,46 @@ def _status_of(exc):
     return getattr(exc, "status", None)
 
 
+UNREACHABLE_MARKERS = (
+    "connection refused",
+    "max retries exceeded",
+    "name or service not known",
+    "failed to establish a new connection",
+    "timed out",
+    "no route to host",
+    "nodename nor servname",
+)
+TLS_MARKERS = ("certificate verify failed", "certificate_verify_failed", "wrong version number", "sslerror")
+
+
+def _forbidden_reason(exc):
+    body = getattr(exc, "body", None) or ""
+    try:
+        return json.loads(body).get("message", "")
+    except Exception:  # body is not always JSON
+        return to_text(body)[:300]
+
+
+def _config_problem(text, lowered, params, where):
+    """Messages for a kubeconfig that loads but does not hold what was asked for."""
+    if "contexts list" in lowered or ("context" in lowered and "not found" in lowered):
+        return (
+            "context: the context {0!r} is not in {1}. Use one of the contexts `kubectl config get-contexts` "
+            "lists for that file, or leave context unset for its current-context.".format(params.get("context"), where)
+        )
+    if "invalid kube-config" in lowered or "could not create api client" in lowered:
+        return "kubeconfig: {0}. Point kubeconfig / K8S_AUTH_KUBECONFIG at a valid file.".format(text)
+    return None
+
+
 def describe_api_error(exc, params=None):
     """A clear message for errors raised while talking to the API server.
 
     The kubernetes client raises very different things for a wrong token, a
-    missing permission or a host that does not answer; users should not need
-    to read a traceback to know which connection option to fix.
+    missing permission, an untrusted certificate or a host that does not
+    answer; users should not need a traceback to know which option to fix.
+    The certificate check comes first: urllib3 wraps a TLS failure in "Max
+    retries exceeded", which would otherwise read as an unreachable host.
     """
     params = params or {}
     text = to_text(exc)
@@ -94,41 +130,47 @@ def describe_api_error(exc, params=None):
             "whose user is still valid.".format(where)
         )
     if status == 403:
-        reason = ""
-        body = getattr(exc, "body", None) or ""
-        try:
-            import json
-
-            reason = json.loads(body).get("message", "")
-        except Exception:  # body is not always JSON
-            reason = to_text(body)[:300]
         return (
             "The credentials are valid but lack a permission (403 Forbidden): {0}. "
-            "Grant the role shown in the README (roles/preflight) to this user.".format(reason)
+            "Grant the role shown in the README (roles/preflight) to this user.".format(_forbidden_reason(exc))
         )
     lowered = text.lower()
-    for marker in (
-        "connection refused",
-        "max retries exceeded",
-        "name or service not known",
-        "failed to establish a new connection",
-        "timed out",
-        "no route to host",
-        "nodename nor servname",
-    ):
+    if any(marker in lowered for marker in TLS_MARKERS):
+        return (
+            "validate_certs: TLS verification of the API server at {0} failed ({1}). Give the cluster CA in "
+            "ca_cert / K8S_AUTH_SSL_CA_CERT (or, for a throw-away test cluster only, validate_certs: false).".format(
+                where, " ".join(text.split())[:200]
+            )
+        )
+    config = _config_problem(text, lowered, params, where)
+    if config:
+        return config
+    for marker in UNREACHABLE_MARKERS:
         if marker in lowered:
             return (
                 "host: cannot reach the Kubernetes API at {0} ({1}). Check host / "
                 "K8S_AUTH_HOST or the server in kubeconfig, and that the cluster is up."
             ).format(where, marker)
-    if "certificate verify failed" in lowered or "ssl" in lowered and "verify" in lowered:
-        return (
-            "validate_certs: TLS verification of the API server failed ({0}). Give the "
-            "cluster CA in ca_cert / K8S_AUTH_SSL_CA_CERT.".format(text[:200])
-        )
-    if "invalid kube-config" in lowered or "could not create api client" in lowered:
-        return "kubeconfig: {0}. Point kubeconfig / K8S_AUTH_KUBECONFIG at a valid file.".format(text)
     return text
+
+
+FILE_OPTIONS = (
+    ("kubeconfig", "K8S_AUTH_KUBECONFIG"),
+    ("ca_cert", "K8S_AUTH_SSL_CA_CERT"),
+    ("client_cert", "K8S_AUTH_CERT_FILE"),
+    ("client_key", "K8S_AUTH_KEY_FILE"),
+)
+
+
+def check_connection_files(params):
+    """Files named by the connection options exist (else a bare errno surfaces much later)."""
+    for option, env in FILE_OPTIONS:
+        value = params.get(option)
+        if isinstance(value, str) and value and not os.path.isfile(os.path.expanduser(value)):
+            raise GpuopsError(
+                "the file {0} does not exist or is not a file. Fix {1} / {2}.".format(value, option, env),
+                param=option,
+            )
 
 
 class Progress(object):
@@ -166,14 +208,13 @@ def new_module(argument_spec, **kwargs):
     kwargs.setdefault("supports_check_mode", True)
     if not HAS_KUBERNETES_COLLECTION:
         module = AnsibleModule(argument_spec=argument_spec, **kwargs)
-        module.fail_json(
-            msg="The kubernetes.core collection is required: {0}".format(K8S_COLLECTION_ERROR)
-        )
+        module.fail_json(msg="The kubernetes.core collection is required: {0}".format(K8S_COLLECTION_ERROR))
     return AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, **kwargs)
 
 
 def connect(module):
     """kubernetes.core client + service, with connection errors made readable."""
+    check_connection_files(module.params)
     try:
         client = get_api_client(module=module)
     except Exception as exc:  # discovery happens here: 401 / unreachable surface now
@@ -203,99 +244,6 @@ def run_module(module, runner):
     module.exit_json(**result)
 
 
-# ---------------------------------------------------------------------------
-# Shared by driver_container_build and gpu_validate (additive helpers).
-# ---------------------------------------------------------------------------
-
-# NFD marks NVIDIA GPUs (PCI vendor 0x10de) with one of these labels depending on
-# the NFD version: vendor-only (older OpenShift NFD), <class>_<vendor> for 3D
-# controllers (0302) and VGA controllers (0300). The GPU Operator accepts any.
-NVIDIA_PCI_LABELS = (
-    "feature.node.kubernetes.io/pci-10de.present",
-    "feature.node.kubernetes.io/pci-0302_10de.present",
-    "feature.node.kubernetes.io/pci-0300_10de.present",
-)
+# One managed-by label on everything the collection creates (modules and roles).
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "gpuops.cluster"
-
-
-def has_nvidia_pci_label(labels):
-    """True when NFD marked the node as carrying an NVIDIA PCI device."""
-    labels = labels or {}
-    return any(str(labels.get(key, "")).lower() == "true" for key in NVIDIA_PCI_LABELS)
-
-
-def label_selector(selector):
-    """{'a': 'b', 'c': ''} -> 'a=b,c=' (server-side label selector string)."""
-    return ",".join("{0}={1}".format(k, "" if v is None else v) for k, v in sorted((selector or {}).items()))
-
-
-def select_gpu_nodes(nodes, node_selector=None, names=None):
-    """GPU nodes among ``nodes`` (dicts as returned by the API).
-
-    With an explicit ``node_selector`` the nodes must match every label of it
-    (the caller usually already asked the server with that selector); without
-    one, a node is a GPU node when it carries any NVIDIA PCI label. ``names``
-    restricts the result further to those node names.
-    """
-    selected = []
-    for node in nodes:
-        meta = node.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        if node_selector:
-            if any(str(labels.get(k)) != str(v) for k, v in node_selector.items()):
-                continue
-        elif not has_nvidia_pci_label(labels):
-            continue
-        if names and meta.get("name") not in names:
-            continue
-        selected.append(node)
-    return sorted(selected, key=lambda n: n["metadata"]["name"])
-
-
-def describe_node_selection(node_selector=None, names=None):
-    """Human wording of a node selection, for error messages."""
-    if node_selector:
-        what = "nodes labelled {0}".format(label_selector(node_selector))
-    else:
-        what = "nodes labelled {0}=true".format(" or ".join(NVIDIA_PCI_LABELS))
-    if names:
-        what += " named {0}".format(", ".join(names))
-    return what
-
-
-def object_contains(existing, desired):
-    """True when every field of ``desired`` is present with the same value in ``existing``.
-
-    Server defaults (extra keys) are tolerated; lists must have the same length
-    and each element must contain the desired element. This is the
-    compare-before-write test that keeps a second run free of mutating requests.
-    """
-    if isinstance(desired, dict):
-        if not isinstance(existing, dict):
-            return False
-        return all(k in existing and object_contains(existing[k], v) for k, v in desired.items())
-    if isinstance(desired, list):
-        if not isinstance(existing, list) or len(existing) != len(desired):
-            return False
-        return all(object_contains(e, d) for e, d in zip(existing, desired))
-    if isinstance(desired, bool) or isinstance(existing, bool):
-        return type(desired) is type(existing) and desired == existing
-    return desired == existing
-
-
-SERVER_FIELDS = ("resourceVersion", "uid", "generation", "creationTimestamp", "managedFields", "selfLink")
-
-
-def strip_server_fields(obj):
-    """A copy of an API object without status and server-populated metadata (for diffs)."""
-    obj = copy.deepcopy(obj or {})
-    obj.pop("status", None)
-    meta = obj.get("metadata") or {}
-    for key in SERVER_FIELDS:
-        meta.pop(key, None)
-    annotations = meta.get("annotations") or {}
-    annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None)
-    if "annotations" in meta and not annotations:
-        meta.pop("annotations")
-    return obj

@@ -217,11 +217,9 @@ def node_facts(node, gpu_label=GPU_LABEL):
     """What NFD and GFD say about one Node object (a dict)."""
     metadata = node.get("metadata") or {}
     labels = metadata.get("labels") or {}
-    kernel = dict(
-        (key[len(KERNEL_PREFIX):], value) for key, value in labels.items() if key.startswith(KERNEL_PREFIX)
-    )
+    kernel = dict((key[len(KERNEL_PREFIX) :], value) for key, value in labels.items() if key.startswith(KERNEL_PREFIX))
     os_release = dict(
-        (key[len(OS_RELEASE_PREFIX):], value) for key, value in labels.items() if key.startswith(OS_RELEASE_PREFIX)
+        (key[len(OS_RELEASE_PREFIX) :], value) for key, value in labels.items() if key.startswith(OS_RELEASE_PREFIX)
     )
     allocatable = ((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu")
     return {
@@ -368,20 +366,25 @@ def validate_params(params):
     labels = validate_labels(params.get("labels"), "labels", allow_remove=True)
     names = params.get("node_names")
     if names is not None:
-        bad = [n for n in names if not isinstance(n, str) or not n or len(n) > DNS1123_SUBDOMAIN_MAX
-               or not DNS1123_SUBDOMAIN_RE.match(n)]
+        bad = [
+            n
+            for n in names
+            if not isinstance(n, str) or not n or len(n) > DNS1123_SUBDOMAIN_MAX or not DNS1123_SUBDOMAIN_RE.match(n)
+        ]
         if bad:
             raise GpuopsError(
                 "{0} is not a valid Node name (a DNS subdomain: lowercase letters, digits, '-' and '.').".format(
-                    ", ".join(repr(b) for b in bad)),
+                    ", ".join(repr(b) for b in bad)
+                ),
                 param="node_names",
             )
         if not names:
             raise GpuopsError("is empty; list at least one Node name or use node_selector.", param="node_names")
     selector = params.get("node_selector")
     if selector is not None and not selector.strip():
-        raise GpuopsError("is empty; give a label selector such as '{0}=true'.".format(GPU_LABEL),
-                          param="node_selector")
+        raise GpuopsError(
+            "is empty; give a label selector such as '{0}=true'.".format(GPU_LABEL), param="node_selector"
+        )
     if state == "absent" and not labels:
         raise GpuopsError("state=absent removes labels: list the label keys to remove in labels.", param="labels")
     if labels and names is None and selector is None:
@@ -483,8 +486,10 @@ def _wait(client, resource, plan_, progress):
         raise GpuopsError(
             "timed out after {0}s waiting for {1}: {2}. Check that the NodeFeatureDiscovery instance runs "
             "and the nodes have NVIDIA GPUs, or raise wait_timeout.".format(
-                plan_["wait_timeout"], ", ".join("{0}>={1}".format(k, v) for k, v in sorted(plan_["wait_for"].items())),
-                state["message"]),
+                plan_["wait_timeout"],
+                ", ".join("{0}>={1}".format(k, v) for k, v in sorted(plan_["wait_for"].items())),
+                state["message"],
+            ),
             param="wait_timeout",
             progress=progress.events,
         )
@@ -504,8 +509,7 @@ def _patch_all(client, resource, planned, workers):
     def one(item):
         name, patch, dummy = item
         body = {"metadata": {"labels": patch}}
-        response = client.patch(resource, body, name=name, serialize=False,
-                                content_type="application/merge-patch+json")
+        response = client.patch(resource, body, name=name, serialize=False, content_type="application/merge-patch+json")
         return json.loads(to_text(response.data))
 
     if not planned:
@@ -565,7 +569,8 @@ def run(module, client, svc):
             "no Node named {0}{1}. Fix the names; existing nodes{1}: {2}.".format(
                 ", ".join(missing),
                 " matching node_selector" if plan_["node_selector"] else "",
-                _names_preview(n.get("metadata", {}).get("name") for n in listed)),
+                _names_preview(n.get("metadata", {}).get("name") for n in listed),
+            ),
             param="node_names",
         )
     changes = plan_["changes"]
@@ -590,8 +595,8 @@ def run(module, client, svc):
                 shown = sorted(errors.items())[:5]
                 raise GpuopsError(
                     "labelling failed on {0} of {1} nodes ({2} labelled): {3}".format(
-                        len(errors), len(planned), len(updated),
-                        "; ".join("{0}: {1}".format(k, v) for k, v in shown)),
+                        len(errors), len(planned), len(updated), "; ".join("{0}: {1}".format(k, v) for k, v in shown)
+                    ),
                     changed=bool(updated),
                     changed_nodes=sorted(updated),
                 )

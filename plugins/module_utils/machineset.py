@@ -242,8 +242,8 @@ def detect_provider(machineset):
         "MachineSet {0} uses provider '{1}'; machineset_clone supports AWS, Azure and GCP MachineSets "
         "(providerSpec kinds {2}). Create GPU machines for this platform with its own tooling, or pick a "
         "source MachineSet on a supported cloud.".format(
-            _name(machineset), kind or "unknown",
-            ", ".join(k for info in PROVIDERS.values() for k in info["kinds"])),
+            _name(machineset), kind or "unknown", ", ".join(k for info in PROVIDERS.values() for k in info["kinds"])
+        ),
         param="source",
     )
 
@@ -295,13 +295,15 @@ def select_sources(machinesets, namespace, source=None, all_workers=False, zones
         if not found:
             raise GpuopsError(
                 "no MachineSet named '{0}' in namespace {1}. Existing MachineSets: {2}.".format(
-                    source, namespace, _names(machinesets)),
+                    source, namespace, _names(machinesets)
+                ),
                 param="source",
             )
         if is_managed(found[0]):
             raise GpuopsError(
                 "'{0}' was itself created by gpuops.cluster; clone a worker MachineSet instead ({1}).".format(
-                    source, _names([m for m in machinesets if is_worker(m)])),
+                    source, _names([m for m in machinesets if is_worker(m)])
+                ),
                 param="source",
             )
         selected = found
@@ -321,7 +323,8 @@ def select_sources(machinesets, namespace, source=None, all_workers=False, zones
             raise GpuopsError(
                 "none of the source MachineSets is in zone(s) {0}; their zones are: {1}.".format(
                     ", ".join(zones),
-                    ", ".join(sorted(set("{0} ({1})".format(_zone_of(m) or "none", _name(m)) for m in selected)))),
+                    ", ".join(sorted(set("{0} ({1})".format(_zone_of(m) or "none", _name(m)) for m in selected))),
+                ),
                 param="zones",
             )
         selected = kept
@@ -338,9 +341,14 @@ def name_problem(name):
         return "the name is empty"
     if len(name) > NAME_MAX:
         return "'{0}' is {1} characters long; MachineSet names are also label values, limited to {2}".format(
-            name, len(name), NAME_MAX)
+            name, len(name), NAME_MAX
+        )
     if not DNS1123_SUBDOMAIN_RE.match(name) or "." in name:
-        return "'{0}' must hold only lowercase letters, digits and '-', starting and ending with a letter or digit".format(name)
+        return (
+            "'{0}' must hold only lowercase letters, digits and '-', starting and ending with a letter or digit".format(
+                name
+            )
+        )
     return None
 
 
@@ -349,13 +357,16 @@ def pattern_fields(pattern):
     try:
         fields = [f for dummy, f, dummy2, dummy3 in string.Formatter().parse(pattern) if f is not None]
     except ValueError as exc:
-        raise GpuopsError("'{0}' is not a valid pattern ({1}); use placeholders like {{infra}}-gpu-{{zone}}.".format(
-            pattern, exc), param="name_pattern")
+        raise GpuopsError(
+            "'{0}' is not a valid pattern ({1}); use placeholders like {{infra}}-gpu-{{zone}}.".format(pattern, exc),
+            param="name_pattern",
+        )
     bad = [f for f in fields if f not in NAME_FIELDS]
     if bad:
         raise GpuopsError(
             "unknown placeholder(s) {0} in '{1}'; use {2}.".format(
-                ", ".join("{" + b + "}" for b in bad), pattern, ", ".join("{" + f + "}" for f in NAME_FIELDS)),
+                ", ".join("{" + b + "}" for b in bad), pattern, ", ".join("{" + f + "}" for f in NAME_FIELDS)
+            ),
             param="name_pattern",
         )
     return fields
@@ -371,7 +382,7 @@ def name_values(machineset, instance_type):
     suffix = zone
     for prefix in ("{0}-{1}-".format(infra, role), "{0}-".format(infra)):
         if infra and source.startswith(prefix) and len(source) > len(prefix):
-            suffix = source[len(prefix):]
+            suffix = source[len(prefix) :]
             break
     return {
         "source": source,
@@ -391,7 +402,8 @@ def target_name(machineset, pattern, instance_type):
         raise GpuopsError(
             "MachineSet {0} has no value for {1} (infra comes from the {2} label, zone from the providerSpec); "
             "use a pattern without it or give name.".format(
-                values["source"], ", ".join("{" + f + "}" for f in empty), LABEL_CLUSTER),
+                values["source"], ", ".join("{" + f + "}" for f in empty), LABEL_CLUSTER
+            ),
             param="name_pattern",
         )
     return pattern.format(**values)
@@ -410,21 +422,25 @@ def target_names(sources, name, pattern, instance_type):
         target = name or target_name(source, pattern, instance_type)
         problem = name_problem(target)
         if problem:
-            raise GpuopsError("{0}. Choose a shorter or valid name.".format(problem),
-                              param="name" if name else "name_pattern")
+            raise GpuopsError(
+                "{0}. Choose a shorter or valid name.".format(problem), param="name" if name else "name_pattern"
+            )
         pairs.append((source, target))
     seen = {}
     for source, target in pairs:
         if target in seen:
             raise GpuopsError(
                 "'{0}' gives the same name '{1}' for {2} and {3}; add {{zone}} or {{suffix}} to the pattern.".format(
-                    pattern, target, seen[target], _name(source)),
+                    pattern, target, seen[target], _name(source)
+                ),
                 param="name_pattern",
             )
         seen[target] = _name(source)
         if target == _name(source):
-            raise GpuopsError("the GPU MachineSet name '{0}' equals its source's name; choose another.".format(target),
-                              param="name" if name else "name_pattern")
+            raise GpuopsError(
+                "the GPU MachineSet name '{0}' equals its source's name; choose another.".format(target),
+                param="name" if name else "name_pattern",
+            )
     return pairs
 
 
@@ -487,11 +503,14 @@ def validate_params(params):
         if not source and not all_workers:
             raise GpuopsError("give source (a MachineSet name) or all_workers=true.", param="source")
         if not instance_type or not instance_type.strip():
-            raise GpuopsError("is required with state=present (e.g. g4dn.xlarge, Standard_NC4as_T4_v3, a2-highgpu-1g).",
-                              param="instance_type")
+            raise GpuopsError(
+                "is required with state=present (e.g. g4dn.xlarge, Standard_NC4as_T4_v3, a2-highgpu-1g).",
+                param="instance_type",
+            )
     elif not source and not all_workers and not name:
-        raise GpuopsError("state=absent needs name, source or all_workers to know which GPU MachineSets to remove.",
-                          param="name")
+        raise GpuopsError(
+            "state=absent needs name, source or all_workers to know which GPU MachineSets to remove.", param="name"
+        )
     if name is not None:
         problem = name_problem(name)
         if problem:
@@ -503,16 +522,19 @@ def validate_params(params):
         raise GpuopsError("must be 0 or more, got {0}.".format(replicas), param="replicas")
     labels = validate_labels(params.get("labels"), "labels", allow_remove=False)
     if labels.get(MANAGED_LABEL, MANAGED_VALUE) != MANAGED_VALUE:
-        raise GpuopsError("'{0}' marks the MachineSets this module owns; do not set it.".format(MANAGED_LABEL),
-                          param="labels")
+        raise GpuopsError(
+            "'{0}' marks the MachineSets this module owns; do not set it.".format(MANAGED_LABEL), param="labels"
+        )
     node_labels = validate_labels(params.get("node_labels"), "node_labels", allow_remove=True)
     annotations = validate_annotations(params.get("annotations"))
     taints = validate_taints(params.get("taints"))
     provider_spec = params.get("provider_spec") or {}
     for provider, info in PROVIDERS.items():
         if info["field"] in provider_spec:
-            raise GpuopsError("sets {0}; give the instance type in instance_type instead.".format(info["field"]),
-                              param="provider_spec")
+            raise GpuopsError(
+                "sets {0}; give the instance type in instance_type instead.".format(info["field"]),
+                param="provider_spec",
+            )
     sleep = params.get("wait_sleep")
     timeout = params.get("wait_timeout")
     if sleep is None or sleep < 1:
@@ -566,8 +588,12 @@ def gcp_attached_gpus(value, machine_type):
     count = 0
     for gpu in gpus:
         if gpu.get("type") not in catalog.GCP_ATTACHABLE_GPU_TYPES:
-            raise GpuopsError("gpus type '{0}' is not one of {1}.".format(
-                gpu.get("type"), ", ".join(catalog.GCP_ATTACHABLE_GPU_TYPES)), param="provider_spec")
+            raise GpuopsError(
+                "gpus type '{0}' is not one of {1}.".format(
+                    gpu.get("type"), ", ".join(catalog.GCP_ATTACHABLE_GPU_TYPES)
+                ),
+                param="provider_spec",
+            )
         try:
             number = int(gpu.get("count", 1))
         except (TypeError, ValueError):
@@ -576,8 +602,10 @@ def gcp_attached_gpus(value, machine_type):
             raise GpuopsError("gpus count must be 1 or more.", param="provider_spec")
         count += number
     if value.get("onHostMaintenance") != "Terminate":
-        raise GpuopsError("GCP instances with attached GPUs need onHostMaintenance: Terminate in provider_spec.",
-                          param="provider_spec")
+        raise GpuopsError(
+            "GCP instances with attached GPUs need onHostMaintenance: Terminate in provider_spec.",
+            param="provider_spec",
+        )
     return {"gpu_count": count, "gpu_model": gpus[0].get("type"), "source": "gcp-attached"}
 
 
@@ -601,8 +629,10 @@ def check_instance_type(provider, instance_type, value, allow_unknown=False, val
             return dict(entry, source="catalog")
         raise GpuopsError(
             "'{0}' has no GPU ({1} instance type without GPUs). Use a GPU type such as {2}.".format(
-                instance_type, provider.upper() if provider != "azure" else "Azure",
-                ", ".join(catalog.suggest(provider, instance_type))),
+                instance_type,
+                provider.upper() if provider != "azure" else "Azure",
+                ", ".join(catalog.suggest(provider, instance_type)),
+            ),
             param="instance_type",
         )
     if allow_unknown:
@@ -622,23 +652,33 @@ def aws_check(ec2, instance_type, zones):
     except botocore.exceptions.ClientError as exc:
         code = exc.response.get("Error", {}).get("Code")
         if code in ("InvalidInstanceType", "InvalidParameterValue"):
-            raise GpuopsError("AWS reports that instance type '{0}' does not exist in region {1}. Known GPU types: "
-                              "{2}.".format(instance_type, ec2.meta.region_name,
-                                            ", ".join(catalog.suggest("aws", instance_type))),
-                              param="instance_type")
+            raise GpuopsError(
+                "AWS reports that instance type '{0}' does not exist in region {1}. Known GPU types: "
+                "{2}.".format(instance_type, ec2.meta.region_name, ", ".join(catalog.suggest("aws", instance_type))),
+                param="instance_type",
+            )
         raise
     if not found:
-        raise GpuopsError("AWS reports that instance type '{0}' does not exist in region {1}.".format(
-            instance_type, ec2.meta.region_name), param="instance_type")
+        raise GpuopsError(
+            "AWS reports that instance type '{0}' does not exist in region {1}.".format(
+                instance_type, ec2.meta.region_name
+            ),
+            param="instance_type",
+        )
     info = found[0]
     gpus = [g for g in (info.get("GpuInfo") or {}).get("Gpus") or [] if g.get("Manufacturer") == "NVIDIA"]
     if not gpus:
-        raise GpuopsError("AWS reports no NVIDIA GPU on '{0}'. Use a GPU type such as {1}.".format(
-            instance_type, ", ".join(catalog.suggest("aws", instance_type))), param="instance_type")
+        raise GpuopsError(
+            "AWS reports no NVIDIA GPU on '{0}'. Use a GPU type such as {1}.".format(
+                instance_type, ", ".join(catalog.suggest("aws", instance_type))
+            ),
+            param="instance_type",
+        )
     offered = set()
     paginator = ec2.get_paginator("describe_instance_type_offerings")
-    for page in paginator.paginate(LocationType="availability-zone",
-                                   Filters=[{"Name": "instance-type", "Values": [instance_type]}]):
+    for page in paginator.paginate(
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}]
+    ):
         for offer in page.get("InstanceTypeOfferings") or []:
             offered.add(offer.get("Location"))
     missing = sorted(z for z in set(zones) if z not in offered)
@@ -646,7 +686,8 @@ def aws_check(ec2, instance_type, zones):
         raise GpuopsError(
             "'{0}' is not offered in availability zone(s) {1} of region {2}; it is offered in: {3}. Restrict the "
             "sources with zones, or choose another instance_type.".format(
-                instance_type, ", ".join(missing), ec2.meta.region_name, ", ".join(sorted(offered)) or "no zone"),
+                instance_type, ", ".join(missing), ec2.meta.region_name, ", ".join(sorted(offered)) or "no zone"
+            ),
             param="instance_type",
         )
     return {
@@ -664,8 +705,10 @@ def aws_check(ec2, instance_type, zones):
 def aws_validate(plan, region_zones, session_factory=None):
     """Run aws_check per region; boto3 problems become messages naming the parameter."""
     if not HAS_BOTO3:
-        raise GpuopsError("needs the boto3 Python library on the host running the module (pip install boto3).",
-                          param="validate_instance_type")
+        raise GpuopsError(
+            "needs the boto3 Python library on the host running the module (pip install boto3).",
+            param="validate_instance_type",
+        )
     session_factory = session_factory or (lambda: boto3.session.Session(profile_name=plan.get("aws_profile")))
     result = None
     try:
@@ -676,16 +719,23 @@ def aws_validate(plan, region_zones, session_factory=None):
     except botocore.exceptions.ProfileNotFound as exc:
         raise GpuopsError("{0}; name a profile from ~/.aws/config.".format(exc), param="aws_profile")
     except botocore.exceptions.NoCredentialsError:
-        raise GpuopsError("found no AWS credentials to check the instance type; set AWS_ACCESS_KEY_ID / "
-                          "AWS_SECRET_ACCESS_KEY or aws_profile, or set validate_instance_type=false.",
-                          param="validate_instance_type")
+        raise GpuopsError(
+            "found no AWS credentials to check the instance type; set AWS_ACCESS_KEY_ID / "
+            "AWS_SECRET_ACCESS_KEY or aws_profile, or set validate_instance_type=false.",
+            param="validate_instance_type",
+        )
     except botocore.exceptions.EndpointConnectionError as exc:
-        raise GpuopsError("cannot reach the EC2 API ({0}); check aws_endpoint_url / network, or set "
-                          "validate_instance_type=false.".format(exc), param="validate_instance_type")
+        raise GpuopsError(
+            "cannot reach the EC2 API ({0}); check aws_endpoint_url / network, or set "
+            "validate_instance_type=false.".format(exc),
+            param="validate_instance_type",
+        )
     except botocore.exceptions.ClientError as exc:
-        raise GpuopsError("the EC2 API refused the instance type check: {0}. Grant ec2:DescribeInstanceTypes and "
-                          "ec2:DescribeInstanceTypeOfferings, or set validate_instance_type=false.".format(exc),
-                          param="validate_instance_type")
+        raise GpuopsError(
+            "the EC2 API refused the instance type check: {0}. Grant ec2:DescribeInstanceTypes and "
+            "ec2:DescribeInstanceTypeOfferings, or set validate_instance_type=false.".format(exc),
+            param="validate_instance_type",
+        )
     return result
 
 
@@ -700,7 +750,8 @@ def _clean_metadata(metadata):
         metadata.pop(key, None)
     annotations = metadata.get("annotations") or {}
     kept = dict(
-        (k, v) for k, v in annotations.items()
+        (k, v)
+        for k, v in annotations.items()
         if k not in DROPPED_ANNOTATIONS and not any(k.startswith(p) for p in DROPPED_ANNOTATION_PREFIXES)
     )
     if kept:
@@ -750,7 +801,9 @@ def clone(source, name, plan, provider=None):
         template_spec["providerSpec"]["value"] = value = merge_patch(value, plan["provider_spec"])
     value[field] = plan["instance_type"]
 
-    return prune({"apiVersion": source.get("apiVersion") or API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec})
+    return prune(
+        {"apiVersion": source.get("apiVersion") or API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+    )
 
 
 def update_patch(existing, desired):
@@ -762,8 +815,10 @@ def update_patch(existing, desired):
     else in ``desired`` by value.
     """
     wanted = {
-        "metadata": {"labels": desired["metadata"].get("labels") or {},
-                     "annotations": desired["metadata"].get("annotations") or {}},
+        "metadata": {
+            "labels": desired["metadata"].get("labels") or {},
+            "annotations": desired["metadata"].get("annotations") or {},
+        },
         "spec": copy.deepcopy(desired["spec"]),
     }
     path = ("spec", "template", "spec", "metadata", "labels")
@@ -775,7 +830,9 @@ def update_patch(existing, desired):
         labels = wanted["spec"]["template"]["spec"]["metadata"].get("labels") or {}
         labels.update(removed)
         wanted["spec"]["template"]["spec"]["metadata"]["labels"] = labels
-    if _get(existing, ("spec", "template", "spec", "taints")) and not _get(desired, ("spec", "template", "spec", "taints")):
+    if _get(existing, ("spec", "template", "spec", "taints")) and not _get(
+        desired, ("spec", "template", "spec", "taints")
+    ):
         _ensure(wanted, ("spec", "template", "spec"))["taints"] = None
     predicted = merge_patch(existing, wanted)
     return create_merge_patch(existing, predicted), predicted
@@ -802,19 +859,28 @@ def machines_status(want, machines, node_ready):
     """
     done, failed, parts = True, [], []
     for ms in sorted(want):
-        mine = [m for m in machines
-                if _get(m, ("metadata", "labels", LABEL_MACHINESET)) == ms
-                and not _get(m, ("metadata", "deletionTimestamp"))]
+        mine = [
+            m
+            for m in machines
+            if _get(m, ("metadata", "labels", LABEL_MACHINESET)) == ms
+            and not _get(m, ("metadata", "deletionTimestamp"))
+        ]
         running = [m for m in mine if _get(m, ("status", "phase")) == "Running"]
         ready = [m for m in running if node_ready.get(_get(m, ("status", "nodeRef", "name")))]
         for m in mine:
             if _get(m, ("status", "phase")) == "Failed":
-                failed.append((_name(m), _get(m, ("status", "errorMessage")) or _get(m, ("status", "errorReason"))
-                               or "phase Failed"))
+                failed.append(
+                    (
+                        _name(m),
+                        _get(m, ("status", "errorMessage")) or _get(m, ("status", "errorReason")) or "phase Failed",
+                    )
+                )
         replicas = want[ms]
         ok = len(mine) == replicas and len(ready) == replicas
         done = done and ok
-        parts.append("{0}: {1}/{2} Machines Running, {3}/{2} Nodes Ready".format(ms, len(running), replicas, len(ready)))
+        parts.append(
+            "{0}: {1}/{2} Machines Running, {3}/{2} Nodes Ready".format(ms, len(running), replicas, len(ready))
+        )
     return done, failed, "; ".join(parts)
 
 
@@ -858,21 +924,27 @@ def wait_machines(client, svc, namespace, want, timeout, sleep, progress, absent
         return done or bool(failed)
 
     waiter = Waiter(client, machine_res, predicate)
-    dummy, dummy2, elapsed = waiter.wait(timeout=timeout, sleep=sleep, namespace=namespace,
-                                         label_selectors=[_selector(want)])
+    dummy, dummy2, elapsed = waiter.wait(
+        timeout=timeout, sleep=sleep, namespace=namespace, label_selectors=[_selector(want)]
+    )
     if state["failed"]:
         raise GpuopsError(
             "Machine(s) failed: {0}. Check the instance type quota / capacity in the zone, then delete the failed "
             "Machines.".format("; ".join("{0}: {1}".format(m, r) for m, r in state["failed"])),
-            param="instance_type", progress=progress.events,
+            param="instance_type",
+            progress=progress.events,
         )
     if not state["done"]:
         raise GpuopsError(
             "timed out after {0}s waiting for {1}: {2}. Raise wait_timeout or look at "
             "'oc get machines -n {3}'.".format(
-                timeout, "Machines to be deleted" if absent else "Machines Running and Nodes Ready",
-                state["message"], namespace),
-            param="wait_timeout", progress=progress.events,
+                timeout,
+                "Machines to be deleted" if absent else "Machines Running and Nodes Ready",
+                state["message"],
+                namespace,
+            ),
+            param="wait_timeout",
+            progress=progress.events,
         )
     return elapsed
 
@@ -914,7 +986,8 @@ def _plan_present(plan, sources, existing_by_name, client_params):
             raise GpuopsError(
                 "a MachineSet named '{0}' already exists and was not created by gpuops.cluster (no {1}={2} label); "
                 "choose another name, or add that label to let this module manage it.".format(
-                    target, MANAGED_LABEL, MANAGED_VALUE),
+                    target, MANAGED_LABEL, MANAGED_VALUE
+                ),
                 param="name" if plan["name"] else "name_pattern",
             )
     providers = {}
@@ -929,9 +1002,11 @@ def _plan_present(plan, sources, existing_by_name, client_params):
     if plan["validate"]:
         other = sorted(set(p for p in providers.values() if p != "aws"))
         if other:
-            raise GpuopsError("checks instance types through the AWS API only; the source MachineSets are on {0}. "
-                              "Set validate_instance_type=false.".format(", ".join(other)),
-                              param="validate_instance_type")
+            raise GpuopsError(
+                "checks instance types through the AWS API only; the source MachineSets are on {0}. "
+                "Set validate_instance_type=false.".format(", ".join(other)),
+                param="validate_instance_type",
+            )
         validated = aws_validate(dict(plan, **client_params), region_zones)
     desired = []
     for source, target in pairs:
@@ -966,8 +1041,10 @@ def run(module, client, svc):
         for source, want, gpu in _plan_present(plan, sources, by_name, extra):
             name = _name(want)
             if gpu.get("source") == "unchecked" and not warnings:
-                warnings.append("instance type {0} is not in the GPU catalog and was not checked "
-                                "(allow_unknown_instance_type=true); make sure it has NVIDIA GPUs".format(plan["instance_type"]))
+                warnings.append(
+                    "instance type {0} is not in the GPU catalog and was not checked "
+                    "(allow_unknown_instance_type=true); make sure it has NVIDIA GPUs".format(plan["instance_type"])
+                )
             current = by_name.get(name)
             if current is None:
                 writes.append(("create", name, want))
@@ -993,13 +1070,18 @@ def run(module, client, svc):
             if current is None:
                 items.append({"name": name, "source": source_name, "action": "absent", "changed": False})
             elif not is_managed(current):
-                warnings.append("left MachineSet {0} alone: it was not created by gpuops.cluster (no {1}={2} "
-                                "label)".format(name, MANAGED_LABEL, MANAGED_VALUE))
+                warnings.append(
+                    "left MachineSet {0} alone: it was not created by gpuops.cluster (no {1}={2} "
+                    "label)".format(name, MANAGED_LABEL, MANAGED_VALUE)
+                )
                 items.append(dict(_item(current, source_name, "skipped")))
             else:
                 writes.append(("delete", name, None))
-                items.append(_item(current, source_name or _get(current, ("metadata", "annotations", SOURCE_ANNOTATION)),
-                                   "deleted"))
+                items.append(
+                    _item(
+                        current, source_name or _get(current, ("metadata", "annotations", SOURCE_ANNOTATION)), "deleted"
+                    )
+                )
                 diffs_before[name], diffs_after[name] = for_diff(current), {}
 
     result = {"changed": bool(writes), "namespace": namespace}
@@ -1023,8 +1105,16 @@ def run(module, client, svc):
             else:
                 gone = [i["name"] for i in items if i["action"] in ("deleted", "absent")]
                 if gone:
-                    wait_machines(client, svc, namespace, dict((n, 0) for n in gone), plan["wait_timeout"],
-                                  plan["wait_sleep"], progress, absent=True)
+                    wait_machines(
+                        client,
+                        svc,
+                        namespace,
+                        dict((n, 0) for n in gone),
+                        plan["wait_timeout"],
+                        plan["wait_sleep"],
+                        progress,
+                        absent=True,
+                    )
             result["progress"] = progress.events
     if module._diff:
         result["diff"] = {"before": diffs_before, "after": diffs_after}

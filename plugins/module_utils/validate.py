@@ -43,10 +43,14 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     MANAGED_BY_LABEL,
     GpuopsError,
     Progress,
-    describe_node_selection,
-    label_selector,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
+    describe_selection as describe_node_selection,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
     select_gpu_nodes,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import label_selector
 
 try:
     from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +60,7 @@ except ImportError:  # pragma: no cover - Python 2 only
 try:
     from kubernetes.dynamic.exceptions import NotFoundError
 except ImportError:  # pragma: no cover - AnsibleK8SModule reports the missing library
+
     class NotFoundError(Exception):
         pass
 
@@ -77,10 +82,18 @@ MIN_TIMEOUT = 10
 PASS, FAIL, SKIP, UNREACHABLE = "pass", "fail", "skipped", "unreachable"
 TEMP_METRIC = "DCGM_FI_DEV_GPU_TEMP"
 # Container states that never recover by waiting (kubelet keeps backing off).
-HOPELESS_WAITING = ("ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError",
-                    "RunContainerError", "ErrImageNeverPull")
+HOPELESS_WAITING = (
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "ErrImageNeverPull",
+)
 TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
-IMAGE_REF_RE = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$")
+IMAGE_REF_RE = re.compile(
+    r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
+)
 DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 SELECTOR_RE = re.compile(r"^\s*!?[A-Za-z0-9./_-]+(\s*(=|==|!=)\s*[A-Za-z0-9._-]*|\s+(in|notin)\s*\([^()]*\))?\s*$")
@@ -91,6 +104,7 @@ DEFAULT_TOLERATIONS = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "No
 # ---------------------------------------------------------------------------
 # Parameters (pure, plus filesystem checks of report paths)
 # ---------------------------------------------------------------------------
+
 
 def _check_selector(value, param):
     if value is None:
@@ -127,13 +141,20 @@ def check_report_path(path, param):
     path = os.path.abspath(os.path.expanduser(to_text(path)))
     folder = os.path.dirname(path)
     if os.path.isdir(path):
-        raise GpuopsError("{0} is a directory; give a file name such as {1}".format(path, os.path.join(path, "gpu-validate.json")), param=param)
+        raise GpuopsError(
+            "{0} is a directory; give a file name such as {1}".format(path, os.path.join(path, "gpu-validate.json")),
+            param=param,
+        )
     if not os.path.isdir(folder):
         raise GpuopsError("the folder {0} does not exist; create it or choose another path".format(folder), param=param)
     if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise GpuopsError("{0} exists and is not writable; fix its permissions or choose another path".format(path), param=param)
+        raise GpuopsError(
+            "{0} exists and is not writable; fix its permissions or choose another path".format(path), param=param
+        )
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise GpuopsError("the folder {0} is not writable by this user; choose another path".format(folder), param=param)
+        raise GpuopsError(
+            "the folder {0} is not writable by this user; choose another path".format(folder), param=param
+        )
     return path
 
 
@@ -143,17 +164,26 @@ def validate_tolerations(tolerations):
     out = []
     for i, tol in enumerate(tolerations):
         if not isinstance(tol, dict):
-            raise GpuopsError("entry {0} is not a dictionary (key/operator/value/effect)".format(i), param="tolerations")
+            raise GpuopsError(
+                "entry {0} is not a dictionary (key/operator/value/effect)".format(i), param="tolerations"
+            )
         unknown = sorted(set(tol) - set(TOLERATION_KEYS))
         if unknown:
-            raise GpuopsError("entry {0} has unknown key(s) {1}; use {2}".format(i, ", ".join(unknown), ", ".join(TOLERATION_KEYS)), param="tolerations")
+            raise GpuopsError(
+                "entry {0} has unknown key(s) {1}; use {2}".format(i, ", ".join(unknown), ", ".join(TOLERATION_KEYS)),
+                param="tolerations",
+            )
         operator = tol.get("operator", "Equal")
         if operator not in ("Equal", "Exists"):
-            raise GpuopsError("entry {0}: operator must be Equal or Exists, not {1!r}".format(i, operator), param="tolerations")
+            raise GpuopsError(
+                "entry {0}: operator must be Equal or Exists, not {1!r}".format(i, operator), param="tolerations"
+            )
         if operator == "Exists" and tol.get("value"):
             raise GpuopsError("entry {0}: operator Exists takes no value".format(i), param="tolerations")
         if tol.get("effect") not in (None, "", "NoSchedule", "PreferNoSchedule", "NoExecute"):
-            raise GpuopsError("entry {0}: effect must be NoSchedule, PreferNoSchedule or NoExecute".format(i), param="tolerations")
+            raise GpuopsError(
+                "entry {0}: effect must be NoSchedule, PreferNoSchedule or NoExecute".format(i), param="tolerations"
+            )
         if not tol.get("key") and operator != "Exists":
             raise GpuopsError("entry {0}: an empty key needs operator Exists".format(i), param="tolerations")
         out.append(dict((k, v) for k, v in tol.items() if v is not None))
@@ -168,14 +198,19 @@ def validate_params(params):
         raise GpuopsError("is empty; choose from {0}".format(", ".join(CHECKS)), param="checks")
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
-        raise GpuopsError("unknown check(s) {0}; choose from {1}".format(", ".join(map(to_text, unknown)), ", ".join(CHECKS)), param="checks")
+        raise GpuopsError(
+            "unknown check(s) {0}; choose from {1}".format(", ".join(map(to_text, unknown)), ", ".join(CHECKS)),
+            param="checks",
+        )
     cfg["checks"] = [c for c in CHECKS if c in checks]
     for key in ("namespace", "driver_namespace", "metrics_namespace"):
         value = params.get(key)
         if key != "namespace" and not value:
             value = cfg["namespace"]
         if not value or len(value) > 63 or not DNS_LABEL_RE.match(value):
-            raise GpuopsError("{0!r} is not a namespace name (lower-case letters, digits, '-')".format(value), param=key)
+            raise GpuopsError(
+                "{0!r} is not a namespace name (lower-case letters, digits, '-')".format(value), param=key
+            )
         cfg[key] = value
     cfg["node_selector"] = dict((to_text(k), to_text(v)) for k, v in (params.get("node_selector") or {}).items())
     names = params.get("nodes")
@@ -189,10 +224,14 @@ def validate_params(params):
     for key in ("driver_selector", "device_plugin_selector", "metrics_selector"):
         cfg[key] = _check_selector(params.get(key), key)
     if "driver" in cfg["checks"] and not cfg["driver_selector"]:
-        raise GpuopsError("is needed by the driver check (e.g. {0}=nvidia-driver)".format(COMPONENT_LABEL), param="driver_selector")
+        raise GpuopsError(
+            "is needed by the driver check (e.g. {0}=nvidia-driver)".format(COMPONENT_LABEL), param="driver_selector"
+        )
     expected = params.get("expected_gpus")
     if expected is not None and expected < 1:
-        raise GpuopsError("must be 1 or more (or unset to read {0} from each node)".format(GFD_COUNT), param="expected_gpus")
+        raise GpuopsError(
+            "must be 1 or more (or unset to read {0} from each node)".format(GFD_COUNT), param="expected_gpus"
+        )
     cfg["expected_gpus"] = expected
     for key in ("vectoradd_image", "nvidia_smi_image"):
         value = to_text(params.get(key) or "")
@@ -216,7 +255,9 @@ def validate_params(params):
     if timeout is None or timeout < MIN_TIMEOUT:
         raise GpuopsError(
             "{0}s is too short: a validation pod must be scheduled, pull its image and run; give at least {1} "
-            "(300 is sensible on real clusters, where the CUDA image pull alone takes a minute)".format(timeout, MIN_TIMEOUT),
+            "(300 is sensible on real clusters, where the CUDA image pull alone takes a minute)".format(
+                timeout, MIN_TIMEOUT
+            ),
             param="timeout",
         )
     cfg["timeout"] = timeout
@@ -234,15 +275,20 @@ def validate_params(params):
     if cfg["metrics_via"] not in ("pod", "service"):
         raise GpuopsError("must be pod or service", param="metrics_via")
     if "metrics" in cfg["checks"] and cfg["metrics_via"] == "pod" and not cfg["metrics_selector"]:
-        raise GpuopsError("is needed by the metrics check with metrics_via: pod (e.g. {0}=dcgm-exporter)".format(COMPONENT_LABEL),
-                          param="metrics_selector")
+        raise GpuopsError(
+            "is needed by the metrics check with metrics_via: pod (e.g. {0}=dcgm-exporter)".format(COMPONENT_LABEL),
+            param="metrics_selector",
+        )
     service = params.get("metrics_service")
     if service and not DNS_LABEL_RE.match(service):
         raise GpuopsError("{0!r} is not a service name".format(service), param="metrics_service")
     cfg["metrics_service"] = service
     cfg["driver_version"] = params.get("driver_version")
     if cfg["driver_version"] and not re.match(r"^[0-9]{3,4}(\.[0-9]{1,3}){0,2}$", cfg["driver_version"]):
-        raise GpuopsError("{0!r} is not a driver version such as 550.90.07 or branch 550".format(cfg["driver_version"]), param="driver_version")
+        raise GpuopsError(
+            "{0!r} is not a driver version such as 550.90.07 or branch 550".format(cfg["driver_version"]),
+            param="driver_version",
+        )
     cfg["parallel"] = 16 if params.get("parallel") is None else params["parallel"]
     if cfg["parallel"] < 1 or cfg["parallel"] > 100:
         raise GpuopsError("must be between 1 and 100", param="parallel")
@@ -258,6 +304,7 @@ def validate_params(params):
 # ---------------------------------------------------------------------------
 # Node facts (pure)
 # ---------------------------------------------------------------------------
+
 
 def _int(value, default=None):
     try:
@@ -319,7 +366,9 @@ def _tolerates(tol, taint):
 
 
 def taint_text(taint):
-    return "{0}{1}:{2}".format(taint.get("key"), "=" + taint["value"] if taint.get("value") else "", taint.get("effect"))
+    return "{0}{1}:{2}".format(
+        taint.get("key"), "=" + taint["value"] if taint.get("value") else "", taint.get("effect")
+    )
 
 
 def pods_on(pods, node_name):
@@ -329,6 +378,7 @@ def pods_on(pods, node_name):
 # ---------------------------------------------------------------------------
 # Pod state (pure)
 # ---------------------------------------------------------------------------
+
 
 def pod_is_ready(pod):
     for cond in (pod.get("status") or {}).get("conditions") or []:
@@ -349,8 +399,12 @@ def pod_state(pod):
     for cs in statuses:
         state = cs.get("state") or {}
         restarts = cs.get("restartCount") or 0
-        last = ((cs.get("lastState") or {}).get("terminated") or {})
-        if state.get("waiting") and state["waiting"].get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+        last = (cs.get("lastState") or {}).get("terminated") or {}
+        if state.get("waiting") and state["waiting"].get("reason") not in (
+            None,
+            "ContainerCreating",
+            "PodInitializing",
+        ):
             extra = []
             if restarts:
                 extra.append("restarts {0}".format(restarts))
@@ -382,7 +436,7 @@ def pod_state(pod):
 
 def _one_line(text, limit=300):
     text = " ".join(to_text(text or "").split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def log_tail(text, lines=3):
@@ -400,6 +454,7 @@ def component_state(pods, what):
 # ---------------------------------------------------------------------------
 # Checks (pure): each returns {"status", "message", ...}
 # ---------------------------------------------------------------------------
+
 
 def check_node_ready(node):
     ready, why = node_ready(node)
@@ -428,10 +483,17 @@ def check_allocatable(node, override=None, plugin_pods=None, plugin_selector=Non
 def check_driver(pods, logs=None):
     """Driver pods Ready on the node (``logs``: {pod name: log tail} of failing ones)."""
     if not pods:
-        return {"status": FAIL, "message": "no driver pod on the node (is the driver DaemonSet selecting it, e.g. by kernel version?)"}
+        return {
+            "status": FAIL,
+            "message": "no driver pod on the node (is the driver DaemonSet selecting it, e.g. by kernel version?)",
+        }
     ready = [p for p in pods if pod_is_ready(p)]
     if ready:
-        return {"status": PASS, "message": "driver pod {0} Ready".format(ready[0]["metadata"]["name"]), "pods": [p["metadata"]["name"] for p in pods]}
+        return {
+            "status": PASS,
+            "message": "driver pod {0} Ready".format(ready[0]["metadata"]["name"]),
+            "pods": [p["metadata"]["name"] for p in pods],
+        }
     parts = []
     for pod in pods:
         text = "driver pod {0} {1}".format(pod["metadata"]["name"], pod_state(pod))
@@ -483,7 +545,9 @@ def check_workload(check, pod, log, timed_out=False, timeout=None, driver_versio
             return {"status": PASS, "message": "{0}: {1}".format(label, detail)}
         return {"status": FAIL, "message": "{0} pod Succeeded but {1}".format(label, detail)}
     if phase == "Failed":
-        message = "{0} pod Failed ({1})".format(label, pod_state(pod) if pod_state(pod) != "Failed" else _failed_reason(pod))
+        message = "{0} pod Failed ({1})".format(
+            label, pod_state(pod) if pod_state(pod) != "Failed" else _failed_reason(pod)
+        )
         if text.strip():
             message += ": " + log_tail(text)
         return {"status": FAIL, "message": message}
@@ -542,15 +606,28 @@ def check_metrics(text, expected=None, node_name=None):
     """DCGM_FI_DEV_GPU_TEMP present for every GPU (distinct gpu/UUID label)."""
     series = parse_metric(text)
     if node_name is not None:
-        own = [s for s in series if s[0].get("Hostname") in (None, node_name) or s[0].get("Hostname", "").split(".")[0] == node_name.split(".")[0]]
+        own = [
+            s
+            for s in series
+            if s[0].get("Hostname") in (None, node_name)
+            or s[0].get("Hostname", "").split(".")[0] == node_name.split(".")[0]
+        ]
         series = own
     gpus = {}
     for labels, value in series:
         gpus[labels.get("UUID") or labels.get("gpu") or labels.get("device") or str(len(gpus))] = value
     want = expected or 1
     if len(gpus) >= want:
-        return {"status": PASS, "message": "{0} for {1} GPU(s) (max {2:g} C)".format(TEMP_METRIC, len(gpus), max(gpus.values())), "gpus": len(gpus)}
-    return {"status": FAIL, "message": "{0} for {1} GPU(s), expected {2}".format(TEMP_METRIC, len(gpus), expected or "at least 1"), "gpus": len(gpus)}
+        return {
+            "status": PASS,
+            "message": "{0} for {1} GPU(s) (max {2:g} C)".format(TEMP_METRIC, len(gpus), max(gpus.values())),
+            "gpus": len(gpus),
+        }
+    return {
+        "status": FAIL,
+        "message": "{0} for {1} GPU(s), expected {2}".format(TEMP_METRIC, len(gpus), expected or "at least 1"),
+        "gpus": len(gpus),
+    }
 
 
 def unreachable(what, error):
@@ -560,6 +637,7 @@ def unreachable(what, error):
 # ---------------------------------------------------------------------------
 # Pods (pure)
 # ---------------------------------------------------------------------------
+
 
 def run_id(rand=None):
     rand = rand or random.SystemRandom()
@@ -612,9 +690,20 @@ def render_pod(check, node_name, cfg, run):
     if cfg["pin"] == "nodeName":
         spec["nodeName"] = node_name
     else:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}
-    for key, field in (("priority_class_name", "priorityClassName"), ("runtime_class_name", "runtimeClassName"), ("service_account", "serviceAccountName")):
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+                    ]
+                }
+            }
+        }
+    for key, field in (
+        ("priority_class_name", "priorityClassName"),
+        ("runtime_class_name", "runtimeClassName"),
+        ("service_account", "serviceAccountName"),
+    ):
         if cfg.get(key):
             spec[field] = cfg[key]
     if cfg.get("image_pull_secrets"):
@@ -641,6 +730,7 @@ def render_pod(check, node_name, cfg, run):
 # ---------------------------------------------------------------------------
 # Report (pure)
 # ---------------------------------------------------------------------------
+
 
 def node_report(node, results, checks):
     """One node's entry: every requested check (plus node_ready), failures, GPU numbers."""
@@ -678,14 +768,19 @@ def build_report(node_reports, checks, started=None, duration=None, meta=None):
         "duration": duration,
     }
     summary.update(meta or {})
-    return {"summary": summary, "nodes": node_reports, "failures": ["{0}: {1}".format(n["node"], "; ".join(n["failures"])) for n in failed]}
+    return {
+        "summary": summary,
+        "nodes": node_reports,
+        "failures": ["{0}: {1}".format(n["node"], "; ".join(n["failures"])) for n in failed],
+    }
 
 
 def failure_message(report):
     """'GPU validation failed on 1 of 3 GPU nodes: ip-10-0-138-78: allocatable nvidia.com/gpu 0, expected 1; ...'"""
     summary = report["summary"]
     return "GPU validation failed on {0} of {1} GPU node(s) (checks: {2}): {3}".format(
-        summary["failed"], summary["nodes"], ", ".join(summary["checks"]), " | ".join(report["failures"]))
+        summary["failed"], summary["nodes"], ", ".join(summary["checks"]), " | ".join(report["failures"])
+    )
 
 
 def report_json(report):
@@ -695,17 +790,35 @@ def report_json(report):
 def report_junit(report, suite_name="gpuops.cluster.gpu_validate"):
     """JUnit XML: one testcase per node and check (classname = node), for AWX/CI."""
     summary = report["summary"]
-    cases = [(n, c, n["checks"][c]) for n in report["nodes"] for c in [NODE_CHECK] + list(summary["checks"]) if c in n["checks"]]
+    cases = [
+        (n, c, n["checks"][c])
+        for n in report["nodes"]
+        for c in [NODE_CHECK] + list(summary["checks"])
+        if c in n["checks"]
+    ]
     failures = sum(1 for _n, _c, r in cases if r["status"] == FAIL)
     errors = sum(1 for _n, _c, r in cases if r["status"] == UNREACHABLE)
     skipped = sum(1 for _n, _c, r in cases if r["status"] == SKIP)
-    attrs = {"name": suite_name, "tests": str(len(cases)), "failures": str(failures), "errors": str(errors), "skipped": str(skipped),
-             "time": "{0:.3f}".format(summary.get("duration") or 0)}
+    attrs = {
+        "name": suite_name,
+        "tests": str(len(cases)),
+        "failures": str(failures),
+        "errors": str(errors),
+        "skipped": str(skipped),
+        "time": "{0:.3f}".format(summary.get("duration") or 0),
+    }
     root = ET.Element("testsuites", attrs)
     suite = ET.SubElement(root, "testsuite", dict(attrs, timestamp=summary.get("started") or ""))
     for node, check, res in cases:
-        case = ET.SubElement(suite, "testcase", {"classname": "gpu_validate.{0}".format(node["node"]), "name": check,
-                                                 "time": "{0:.3f}".format(res.get("duration") or 0)})
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": "gpu_validate.{0}".format(node["node"]),
+                "name": check,
+                "time": "{0:.3f}".format(res.get("duration") or 0),
+            },
+        )
         if res["status"] == FAIL:
             ET.SubElement(case, "failure", {"message": res["message"], "type": check}).text = res["message"]
         elif res["status"] == UNREACHABLE:
@@ -726,7 +839,9 @@ def report_markdown(report):
     checks = [NODE_CHECK] + list(summary["checks"])
     marks = {PASS: "pass", FAIL: "**FAIL**", SKIP: "skipped", UNREACHABLE: "**unreachable**"}
     lines = [
-        "## GPU validation: {0} ({1}/{2} nodes passed)".format(summary["result"].upper(), summary["passed"], summary["nodes"]),
+        "## GPU validation: {0} ({1}/{2} nodes passed)".format(
+            summary["result"].upper(), summary["passed"], summary["nodes"]
+        ),
         "",
         "| Node | Product | GPUs (allocatable/expected) | {0} | Result |".format(" | ".join(checks)),
         "|" + "---|" * (len(checks) + 4),
@@ -734,9 +849,16 @@ def report_markdown(report):
     for node in report["nodes"]:
         cells = [marks.get(node["checks"][c]["status"], node["checks"][c]["status"]) for c in checks]
         expected = node.get("expected_gpus")
-        lines.append("| {0} | {1} | {2}/{3} | {4} | {5} |".format(
-            _md(node["node"]), _md(node.get("product") or "-"), node.get("allocatable_gpus"), expected if expected else ">=1",
-            " | ".join(cells), "PASS" if node["passed"] else "**FAIL**"))
+        lines.append(
+            "| {0} | {1} | {2}/{3} | {4} | {5} |".format(
+                _md(node["node"]),
+                _md(node.get("product") or "-"),
+                node.get("allocatable_gpus"),
+                expected if expected else ">=1",
+                " | ".join(cells),
+                "PASS" if node["passed"] else "**FAIL**",
+            )
+        )
     if report["failures"]:
         lines += ["", "### Failures", ""]
         lines += ["- {0}".format(_md(f)) for f in report["failures"]]
@@ -762,6 +884,7 @@ def write_reports(report, paths):
 # The module run (talks to the API)
 # ---------------------------------------------------------------------------
 
+
 def _core(client):
     from kubernetes.client import CoreV1Api
 
@@ -778,7 +901,9 @@ def _list(client, resource, namespace=None, selector=None, param=None):
         return client.get(resource, **params).to_dict().get("items") or []
     except Exception as exc:
         if param and getattr(exc, "status", None) == 400:
-            raise GpuopsError("the API server rejected the selector {0!r}: {1}".format(selector, _api_message(exc)), param=param)
+            raise GpuopsError(
+                "the API server rejected the selector {0!r}: {1}".format(selector, _api_message(exc)), param=param
+            )
         raise
 
 
@@ -832,32 +957,50 @@ def _read_log(core, pod, namespace, tail=None, previous=False):
 def _proxy_get(client, path):
     """GET through the API server proxy (services/.../proxy or pods/.../proxy)."""
     api = client.client.client
-    response = api.call_api(path, "GET", auth_settings=["BearerToken"], response_type="str",
-                            _preload_content=False, _request_timeout=10, header_params={"Accept": "text/plain"})
+    response = api.call_api(
+        path,
+        "GET",
+        auth_settings=["BearerToken"],
+        response_type="str",
+        _preload_content=False,
+        _request_timeout=10,
+        header_params={"Accept": "text/plain"},
+    )
     data = response[0].data if isinstance(response, tuple) else response.data
     return to_text(data)
 
 
 def select_nodes(cfg, client, svc):
     node_api = svc.find_resource("Node", "v1", fail=True)
-    nodes = _list(client, node_api, selector=label_selector(cfg["node_selector"]) if cfg["node_selector"] else None, param="node_selector")
+    nodes = _list(
+        client,
+        node_api,
+        selector=label_selector(cfg["node_selector"]) if cfg["node_selector"] else None,
+        param="node_selector",
+    )
     if cfg["nodes"]:
         known = set(n["metadata"]["name"] for n in nodes)
         missing = [n for n in cfg["nodes"] if n not in known]
         if missing:
             raise GpuopsError(
                 "no node named {0}{1}. Fix the names or the selector.".format(
-                    ", ".join(missing), " among {0}".format(describe_node_selection(cfg["node_selector"])) if cfg["node_selector"] else ""),
+                    ", ".join(missing),
+                    " among {0}".format(describe_node_selection(cfg["node_selector"])) if cfg["node_selector"] else "",
+                ),
                 param="nodes",
             )
         if not cfg["node_selector"]:
             # Named nodes are validated as GPU nodes whatever their labels say.
-            return sorted([n for n in nodes if n["metadata"]["name"] in cfg["nodes"]], key=lambda n: n["metadata"]["name"])
+            return sorted(
+                [n for n in nodes if n["metadata"]["name"] in cfg["nodes"]], key=lambda n: n["metadata"]["name"]
+            )
     selected = select_gpu_nodes(nodes, cfg["node_selector"], cfg["nodes"])
     if not selected:
         raise GpuopsError(
             "no node matches ({0}; {1} node(s) looked at). Fix node_selector, or check that Node Feature "
-            "Discovery labelled the GPU nodes (nfd_labels).".format(describe_node_selection(cfg["node_selector"], cfg["nodes"]), len(nodes)),
+            "Discovery labelled the GPU nodes (nfd_labels).".format(
+                describe_node_selection(cfg["node_selector"], cfg["nodes"]), len(nodes)
+            ),
             param="node_selector",
         )
     return selected
@@ -894,8 +1037,11 @@ def _metrics_for(cfg, client, nodes, exporter_pods, expected):
             name = node["metadata"]["name"]
             res = check_metrics(text, expected[name], node_name=name)
             if res["gpus"] == 0:
-                res = unreachable(where, "the answer holds no series with Hostname={0} (a service proxy request reaches one exporter; "
-                                         "use metrics_via: pod to read every node)".format(name))
+                res = unreachable(
+                    where,
+                    "the answer holds no series with Hostname={0} (a service proxy request reaches one exporter; "
+                    "use metrics_via: pod to read every node)".format(name),
+                )
             results[name] = res
         return results
 
@@ -904,7 +1050,10 @@ def _metrics_for(cfg, client, nodes, exporter_pods, expected):
         name = node["metadata"]["name"]
         pods = [p for p in pods_on(exporter_pods, name) if not (p.get("metadata") or {}).get("deletionTimestamp")]
         if not pods:
-            results[name] = {"status": FAIL, "message": "no DCGM exporter pod on the node ({0} in {1})".format(cfg["metrics_selector"], ns)}
+            results[name] = {
+                "status": FAIL,
+                "message": "no DCGM exporter pod on the node ({0} in {1})".format(cfg["metrics_selector"], ns),
+            }
             continue
         jobs.append((name, pods[0]["metadata"]["name"]))
 
@@ -1023,7 +1172,9 @@ class PodRun(object):
             pod = self.pods.get(name)
             phase = ((pod or {}).get("status") or {}).get("phase") or ("Gone" if name in self.pods else "Pending")
             counts[phase] = counts.get(phase, 0) + 1
-        self.progress("validation pods: {0}".format(", ".join("{0} {1}".format(v, k) for k, v in sorted(counts.items()))))
+        self.progress(
+            "validation pods: {0}".format(", ".join("{0} {1}".format(v, k) for k, v in sorted(counts.items())))
+        )
 
     def _list(self):
         items = _list(self.client, self.pod_api, self.namespace, self.selector)
@@ -1058,7 +1209,9 @@ class PodRun(object):
             if remaining <= 0:
                 return True
             if version is None:
-                listing = self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, _preload_content=False)
+                listing = self.core.list_namespaced_pod(
+                    self.namespace, label_selector=self.selector, _preload_content=False
+                )
                 data = json.loads(to_text(listing.data))
                 version = (data.get("metadata") or {}).get("resourceVersion")
                 listed = set()
@@ -1072,9 +1225,14 @@ class PodRun(object):
                 continue
             stream = k8s_watch.Watch()
             try:
-                for event in stream.stream(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector,
-                                           resource_version=version, timeout_seconds=max(1, int(remaining + 0.999)),
-                                           _request_timeout=remaining + 30):
+                for event in stream.stream(
+                    self.core.list_namespaced_pod,
+                    self.namespace,
+                    label_selector=self.selector,
+                    resource_version=version,
+                    timeout_seconds=max(1, int(remaining + 0.999)),
+                    _request_timeout=remaining + 30,
+                ):
                     obj = event.get("raw_object") or {}
                     if event.get("type") == "ERROR":
                         version = None  # 410 Gone (too old): list again
@@ -1101,7 +1259,11 @@ class PodRun(object):
         except Exception as exc:  # a proxy in between may not pass watches: poll instead
             if getattr(exc, "status", None) in (401, 403):
                 raise
-            self.progress("watch unavailable ({0}); polling every {1}s".format(_one_line(to_text(exc), 120), self.cfg["poll_interval"]))
+            self.progress(
+                "watch unavailable ({0}); polling every {1}s".format(
+                    _one_line(to_text(exc), 120), self.cfg["poll_interval"]
+                )
+            )
             timed_out = self.poll(deadline)
         self._report(force=True)
         return timed_out
@@ -1130,7 +1292,12 @@ class PodRun(object):
             list(self.pool.map(self._delete, pending))
             left = [p["metadata"]["name"] for p in _list(self.client, self.pod_api, self.namespace, self.selector)]
             if left:
-                body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0, "propagationPolicy": "Background"}
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "DeleteOptions",
+                    "gracePeriodSeconds": 0,
+                    "propagationPolicy": "Background",
+                }
                 self.client.delete(self.pod_api, namespace=self.namespace, label_selector=self.selector, body=body)
             deadline = self.clock() + 30
             while left and self.clock() < deadline:
@@ -1158,28 +1325,44 @@ def run(module, client, svc):
     progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
 
     # Read-only checks first: everything is read before the first write.
-    plugin_pods = _list(client, pod_api, cfg["driver_namespace"], cfg["device_plugin_selector"], "device_plugin_selector") \
-        if "allocatable" in cfg["checks"] and cfg["device_plugin_selector"] else []
-    driver_pods = _list(client, pod_api, cfg["driver_namespace"], cfg["driver_selector"], "driver_selector") if "driver" in cfg["checks"] else []
-    exporter_pods = _list(client, pod_api, cfg["metrics_namespace"], cfg["metrics_selector"], "metrics_selector") \
-        if "metrics" in cfg["checks"] and cfg["metrics_via"] == "pod" else []
+    plugin_pods = (
+        _list(client, pod_api, cfg["driver_namespace"], cfg["device_plugin_selector"], "device_plugin_selector")
+        if "allocatable" in cfg["checks"] and cfg["device_plugin_selector"]
+        else []
+    )
+    driver_pods = (
+        _list(client, pod_api, cfg["driver_namespace"], cfg["driver_selector"], "driver_selector")
+        if "driver" in cfg["checks"]
+        else []
+    )
+    exporter_pods = (
+        _list(client, pod_api, cfg["metrics_namespace"], cfg["metrics_selector"], "metrics_selector")
+        if "metrics" in cfg["checks"] and cfg["metrics_via"] == "pod"
+        else []
+    )
     core = _core(client)
     if "driver" in cfg["checks"]:
         failing = [p for n in names for p in pods_on(driver_pods, n) if not pod_is_ready(p)]
 
         def driver_log(pod):
-            crashed = any((cs.get("restartCount") or 0) > 0 for cs in (pod.get("status") or {}).get("containerStatuses") or [])
+            crashed = any(
+                (cs.get("restartCount") or 0) > 0 for cs in (pod.get("status") or {}).get("containerStatuses") or []
+            )
             try:
                 return _read_log(core, pod["metadata"]["name"], pod["metadata"]["namespace"], tail=5, previous=crashed)
             except Exception:
                 return _read_log(core, pod["metadata"]["name"], pod["metadata"]["namespace"], tail=5)
 
-        logs = dict((p["metadata"]["name"], text) for p, text, exc in _parallel(cfg, driver_log, failing) if exc is None)
+        logs = dict(
+            (p["metadata"]["name"], text) for p, text, exc in _parallel(cfg, driver_log, failing) if exc is None
+        )
         for name in names:
             results[name]["driver"] = check_driver(pods_on(driver_pods, name), logs)
     for name, node in zip(names, nodes):
         if "allocatable" in cfg["checks"]:
-            results[name]["allocatable"] = check_allocatable(node, cfg["expected_gpus"], pods_on(plugin_pods, name), cfg["device_plugin_selector"])
+            results[name]["allocatable"] = check_allocatable(
+                node, cfg["expected_gpus"], pods_on(plugin_pods, name), cfg["device_plugin_selector"]
+            )
 
     workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
     bodies, owner = [], {}
@@ -1191,13 +1374,17 @@ def run(module, client, svc):
                 results[name][check] = {"status": SKIP, "message": "not run in check mode (it creates pods)"}
                 continue
             if allocatable_gpus(node) < 1:
-                reason = "not run: the node advertises no allocatable {0}, the pod could not be scheduled".format(GPU_RESOURCE)
+                reason = "not run: the node advertises no allocatable {0}, the pod could not be scheduled".format(
+                    GPU_RESOURCE
+                )
             elif (node.get("spec") or {}).get("unschedulable") and cfg["pin"] == "affinity":
                 reason = "not run: the node is cordoned"
             else:
                 taints = untolerated_taints(node, cfg["tolerations"])
                 if taints:
-                    reason = "not run: taint {0} is not tolerated; add it to tolerations".format(", ".join(taint_text(t) for t in taints))
+                    reason = "not run: taint {0} is not tolerated; add it to tolerations".format(
+                        ", ".join(taint_text(t) for t in taints)
+                    )
             if reason:
                 results[name][check] = {"status": FAIL, "message": "{0} {1}".format(check, reason)}
                 continue
@@ -1223,15 +1410,24 @@ def run(module, client, svc):
             timings["pods_created"] = round(time.monotonic() - t0, 3)
             for pod_name_, error in pods_run.errors.items():
                 name, check = owner[pod_name_]
-                results[name][check] = {"status": FAIL, "message": "{0} pod could not be created: {1}".format(check, error)}
+                results[name][check] = {
+                    "status": FAIL,
+                    "message": "{0} pod could not be created: {1}".format(check, error),
+                }
             if pods_run.created:
                 timed_out = pods_run.follow()
                 timings["pods_finished"] = round(time.monotonic() - t0, 3)
                 logs = pods_run.logs()
                 for pod_name_ in pods_run.created:
                     name, check = owner[pod_name_]
-                    res = check_workload(check, pods_run.pods.get(pod_name_), logs.get(pod_name_),
-                                         timed_out and pod_name_ not in pods_run.finished, cfg["timeout"], cfg["driver_version"])
+                    res = check_workload(
+                        check,
+                        pods_run.pods.get(pod_name_),
+                        logs.get(pod_name_),
+                        timed_out and pod_name_ not in pods_run.finished,
+                        cfg["timeout"],
+                        cfg["driver_version"],
+                    )
                     res["pod"] = pod_name_
                     res["duration"] = pods_run.finished.get(pod_name_)
                     results[name][check] = res
@@ -1246,11 +1442,25 @@ def run(module, client, svc):
                 leftovers = pods_run.cleanup()
             except Exception as exc:  # never hide the real error; report what is left
                 leftovers = ["(cleanup failed: {0})".format(_one_line(to_text(exc), 200))]
-                module.warn("gpu_validate could not delete its pods (label {0}={1}): {2}".format(RUN_LABEL, cfg["run"], traceback.format_exc(limit=1)))
+                module.warn(
+                    "gpu_validate could not delete its pods (label {0}={1}): {2}".format(
+                        RUN_LABEL, cfg["run"], traceback.format_exc(limit=1)
+                    )
+                )
 
     reports = [node_report(node, results[name], cfg["checks"]) for name, node in zip(names, nodes)]
-    report = build_report(reports, cfg["checks"], started_wall, round(time.monotonic() - t0, 3),
-                          {"namespace": cfg["namespace"], "run": cfg.get("run"), "check_mode": bool(module.check_mode), "timings": timings})
+    report = build_report(
+        reports,
+        cfg["checks"],
+        started_wall,
+        round(time.monotonic() - t0, 3),
+        {
+            "namespace": cfg["namespace"],
+            "run": cfg.get("run"),
+            "check_mode": bool(module.check_mode),
+            "timings": timings,
+        },
+    )
     result = {
         "changed": False,
         "passed": report["summary"]["result"] == "passed",
@@ -1265,7 +1475,9 @@ def run(module, client, svc):
         module.warn("validation pods still present after cleanup: {0}".format(", ".join(leftovers)))
     if cfg["reports"]:
         if module.check_mode:
-            result["reports"] = dict((fmt, "{0} (not written in check mode)".format(p)) for fmt, p in cfg["reports"].items())
+            result["reports"] = dict(
+                (fmt, "{0} (not written in check mode)".format(p)) for fmt, p in cfg["reports"].items()
+            )
         else:
             result["reports"] = write_reports(report, cfg["reports"])
     if not result["passed"] and cfg["fail_on_error"]:

@@ -325,12 +325,12 @@ diff:
 
 import copy
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.builds import run
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     auth_argument_spec,
     new_module,
     run_module,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.builds import run
 
 
 def argument_spec():

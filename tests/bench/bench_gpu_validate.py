@@ -35,8 +35,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 
-from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster  # noqa: E402
 from gpu_nodes import SET_LABEL, GpuNodes, delete_namespace, make_namespace  # noqa: E402
+from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster  # noqa: E402
 
 CHECKS = ["allocatable", "vectoradd"]
 
@@ -50,15 +50,35 @@ def ensure_collection_link():
 
 def run_module(kubeconfig, args):
     """One gpu_validate task through ansible-playbook; returns (result, wall seconds)."""
-    play = [{"name": "bench", "hosts": "localhost", "gather_facts": False,
-             "tasks": [{"name": "gpu_validate", "gpuops.cluster.gpu_validate": args, "ignore_errors": True}]}]
+    play = [
+        {
+            "name": "bench",
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [{"name": "gpu_validate", "gpuops.cluster.gpu_validate": args, "ignore_errors": True}],
+        }
+    ]
     with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=os.path.join(ROOT, ".build")) as handle:
         json.dump(play, handle)
         path = handle.name
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".build"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false", K8S_AUTH_KUBECONFIG=kubeconfig)
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-e", "ansible_connection=local",
-           "-e", "ansible_python_interpreter={0}".format(sys.executable), path]
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".build"),
+        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+        ANSIBLE_LOCALHOST_WARNING="false",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+        K8S_AUTH_KUBECONFIG=kubeconfig,
+    )
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        "localhost,",
+        "-e",
+        "ansible_connection=local",
+        "-e",
+        "ansible_python_interpreter={0}".format(sys.executable),
+        path,
+    ]
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900, check=False)
@@ -67,8 +87,12 @@ def run_module(kubeconfig, args):
     wall = time.monotonic() - start
     out = proc.stdout.decode("utf-8", "replace")
     if "{" not in out:
-        raise SystemExit("ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(proc.returncode, out, proc.stderr.decode("utf-8", "replace")))
-    data = json.loads(out[out.find("{"):])
+        raise SystemExit(
+            "ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(
+                proc.returncode, out, proc.stderr.decode("utf-8", "replace")
+            )
+        )
+    data = json.loads(out[out.find("{") :])
     return data["plays"][0]["tasks"][-1]["hosts"]["localhost"], wall
 
 
@@ -78,8 +102,11 @@ def measure(kubeconfig, args, label):
         raise SystemExit("{0}: gpu_validate failed: {1}".format(label, result.get("msg") or result.get("failures")))
     duration = result["summary"]["duration"]
     t = result["summary"].get("timings") or {}
-    print("  {0:<10} nodes={1:<3} module {2:6.2f}s (pods created after {3}s, all finished after {4}s)   ansible-playbook {5:6.2f}s".format(
-        label, result["summary"]["nodes"], duration, t.get("pods_created"), t.get("pods_finished"), wall))
+    print(
+        "  {0:<10} nodes={1:<3} module {2:6.2f}s (pods created after {3}s, all finished after {4}s)   ansible-playbook {5:6.2f}s".format(
+            label, result["summary"]["nodes"], duration, t.get("pods_created"), t.get("pods_finished"), wall
+        )
+    )
     return duration, wall
 
 
@@ -88,8 +115,11 @@ def main(argv=None):
     parser.add_argument("--nodes", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1, help="measure each size this many times, keep the best")
     parser.add_argument("--max-ratio", type=float, default=2.0)
-    parser.add_argument("--checks", default=",".join(CHECKS),
-                        help="comma-separated checks (default: %(default)s, one vectorAdd pod per node; add nvidia_smi for two)")
+    parser.add_argument(
+        "--checks",
+        default=",".join(CHECKS),
+        help="comma-separated checks (default: %(default)s, one vectorAdd pod per node; add nvidia_smi for two)",
+    )
     parser.add_argument("--workdir", default=os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
     opts = parser.parse_args(argv)
 
@@ -98,8 +128,10 @@ def main(argv=None):
     started = False
     if not (lc.api_ready() and lc.pid_of("sim-controllers")):
         if lc.api_ready():
-            raise SystemExit("the cluster in {0} runs without the simulated GPU node agent (sim-controllers); "
-                             "start one with `cluster.py up --profile openshift` or use another --workdir".format(opts.workdir))
+            raise SystemExit(
+                "the cluster in {0} runs without the simulated GPU node agent (sim-controllers); "
+                "start one with `cluster.py up --profile openshift` or use another --workdir".format(opts.workdir)
+            )
         lc.up(profile="openshift")
         started = True
     api = lc.api_client()
@@ -108,7 +140,11 @@ def main(argv=None):
     try:
         tag, names = nodes.make(opts.nodes, prefix="bench", preprovisioned=True)
         checks = [c.strip() for c in opts.checks.split(",") if c.strip()]
-        print("gpu_validate benchmark: {0} simulated GPU nodes (set {1}), checks {2}".format(len(names), tag, ", ".join(checks)))
+        print(
+            "gpu_validate benchmark: {0} simulated GPU nodes (set {1}), checks {2}".format(
+                len(names), tag, ", ".join(checks)
+            )
+        )
         base = {"namespace": namespace, "checks": checks, "timeout": 300, "poll_interval": 1}
         one = dict(base, nodes=[names[0]])
         many = dict(base, node_selector={SET_LABEL: tag})
@@ -117,9 +153,18 @@ def main(argv=None):
         large = min(measure(lc.kubeconfig, many, "{0} nodes".format(opts.nodes)) for dummy in range(opts.repeat))
         ratio = large[0] / small[0] if small[0] else float("inf")
         wall_ratio = large[1] / small[1] if small[1] else float("inf")
-        print("1 node: {0:.2f}s   {1} nodes: {2:.2f}s   ratio {3:.2f} (module duration; ansible-playbook wall ratio {4:.2f}); "
-              "bound {5:.1f}: {6}".format(small[0], opts.nodes, large[0], ratio, wall_ratio, opts.max_ratio,
-                                          "OK" if ratio <= opts.max_ratio else "TOO SLOW"))
+        print(
+            "1 node: {0:.2f}s   {1} nodes: {2:.2f}s   ratio {3:.2f} (module duration; ansible-playbook wall ratio {4:.2f}); "
+            "bound {5:.1f}: {6}".format(
+                small[0],
+                opts.nodes,
+                large[0],
+                ratio,
+                wall_ratio,
+                opts.max_ratio,
+                "OK" if ratio <= opts.max_ratio else "TOO SLOW",
+            )
+        )
         return 0 if ratio <= opts.max_ratio else 1
     finally:
         nodes.cleanup()

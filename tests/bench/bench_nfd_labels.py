@@ -42,14 +42,26 @@ def api_client(kubeconfig, pool):
 
 def node_body(name):
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {
-            SELECTOR_KEY: "true", NFD_GPU: "true", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-            "type": "kwok", "feature.node.kubernetes.io/kernel-version.full": "5.14.0-427.22.1.el9_4.x86_64",
-            "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.count": "1"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                SELECTOR_KEY: "true",
+                NFD_GPU: "true",
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "type": "kwok",
+                "feature.node.kubernetes.io/kernel-version.full": "5.14.0-427.22.1.el9_4.x86_64",
+                "nvidia.com/gpu.product": "Tesla-T4",
+                "nvidia.com/gpu.count": "1",
+            },
+        },
         "spec": {"taints": [{"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}]},
-        "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
-                   "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+        "status": {
+            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+            "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+        },
     }
 
 
@@ -86,8 +98,11 @@ def wait_ready(core, count, selector, timeout=180):
     deadline = time.monotonic() + timeout
     ready = 0
     while time.monotonic() < deadline:
-        ready = sum(1 for n in core.list_node(label_selector=selector).items
-                    if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or [])))
+        ready = sum(
+            1
+            for n in core.list_node(label_selector=selector).items
+            if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+        )
         if ready >= count:
             return ready
         time.sleep(1)
@@ -95,17 +110,36 @@ def wait_ready(core, count, selector, timeout=180):
 
 
 def run_task(kubeconfig, args, check=False):
-    play = [{"name": "bench", "hosts": "localhost", "gather_facts": False,
-             "tasks": [{"name": "nfd_labels", "gpuops.cluster.nfd_labels": args, "register": "r"}]}]
+    play = [
+        {
+            "name": "bench",
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [{"name": "nfd_labels", "gpuops.cluster.nfd_labels": args, "register": "r"}],
+        }
+    ]
     os.makedirs(BUILD, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=BUILD) as f:
         json.dump(play, f)
         path = f.name
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=BUILD, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-               K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
-           "-e", "ansible_connection=local", "-e", "ansible_python_interpreter=" + sys.executable, path]
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=BUILD,
+        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+        K8S_AUTH_KUBECONFIG=kubeconfig,
+        ANSIBLE_LOCALHOST_WARNING="false",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+    )
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        "localhost,",
+        "-e",
+        "ansible_connection=local",
+        "-e",
+        "ansible_python_interpreter=" + sys.executable,
+        path,
+    ]
     if check:
         cmd.append("--check")
     started = time.monotonic()
@@ -116,17 +150,23 @@ def run_task(kubeconfig, args, check=False):
     wall = time.monotonic() - started
     out = proc.stdout.decode("utf-8", "replace")
     if "{" not in out:
-        return wall, {"failed": True, "msg": "ansible-playbook rc={0}: {1}".format(
-            proc.returncode, proc.stderr.decode("utf-8", "replace")[-2000:])}
-    result = json.loads(out[out.find("{"):])["plays"][0]["tasks"][0]["hosts"]["localhost"]
+        return wall, {
+            "failed": True,
+            "msg": "ansible-playbook rc={0}: {1}".format(
+                proc.returncode, proc.stderr.decode("utf-8", "replace")[-2000:]
+            ),
+        }
+    result = json.loads(out[out.find("{") :])["plays"][0]["tasks"][0]["hosts"]["localhost"]
     return wall, result
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nodes", type=int, default=500)
-    p.add_argument("--kubeconfig", default=os.environ.get("K8S_AUTH_KUBECONFIG")
-                   or os.path.join(ROOT, ".localcluster", "kubeconfig"))
+    p.add_argument(
+        "--kubeconfig",
+        default=os.environ.get("K8S_AUTH_KUBECONFIG") or os.path.join(ROOT, ".localcluster", "kubeconfig"),
+    )
     p.add_argument("--parallel", type=int, default=16, help="nfd_labels parallel option")
     p.add_argument("--budget", type=float, default=15.0, help="seconds the first labelling run may take")
     p.add_argument("--keep", action="store_true", help="leave the simulated nodes in the cluster")
@@ -145,7 +185,11 @@ def main(argv=None):
     t0 = time.monotonic()
     ready = wait_ready(core, len(names), selector)
     print("{0} nodes Ready (kwok) after {1:.1f}s more".format(ready, time.monotonic() - t0), flush=True)
-    labels = {"node-role.kubernetes.io/gpu": "", "gpuops-bench.io/pool": "training", "nvidia.com/gpu.deploy.driver": "true"}
+    labels = {
+        "node-role.kubernetes.io/gpu": "",
+        "gpuops-bench.io/pool": "training",
+        "nvidia.com/gpu.deploy.driver": "true",
+    }
     failed = False
     try:
         runs = [
@@ -162,13 +206,19 @@ def main(argv=None):
                 print("{0}: FAILED: {1}".format(title, result.get("msg")))
                 continue
             first = wall if first is None else first
-            print("{0:28s} wall {1:6.2f}s  module {2:6.2f}s  nodes {3}  changed {4}".format(
-                title, wall, result.get("duration", 0), result["summary"]["nodes"], len(result["changed_nodes"])),
-                flush=True)
+            print(
+                "{0:28s} wall {1:6.2f}s  module {2:6.2f}s  nodes {3}  changed {4}".format(
+                    title, wall, result.get("duration", 0), result["summary"]["nodes"], len(result["changed_nodes"])
+                ),
+                flush=True,
+            )
         if first is not None:
             verdict = "within" if first <= a.budget else "OVER"
-            print("first labelling run of {0} nodes: {1:.2f}s ({2} the {3:.0f}s budget)".format(
-                a.nodes, first, verdict, a.budget))
+            print(
+                "first labelling run of {0} nodes: {1:.2f}s ({2} the {3:.0f}s budget)".format(
+                    a.nodes, first, verdict, a.budget
+                )
+            )
     finally:
         if not a.keep:
             t0 = time.monotonic()

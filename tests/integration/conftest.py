@@ -24,7 +24,6 @@ import tempfile
 import uuid
 
 import pytest
-
 from localcluster.audit import AuditLog
 from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster
 
@@ -161,13 +160,22 @@ def run_playbook(cluster, tasks, check=False, diff=False, env=None, extra_args=N
         cmd.append("--diff")
     cmd += extra_args or []
     try:
-        proc = subprocess.run(cmd, env=_collection_env(cluster, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900, check=False)
+        proc = subprocess.run(
+            cmd,
+            env=_collection_env(cluster, env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            timeout=900,
+            check=False,
+        )
     finally:
         os.remove(path)
     out = proc.stdout.decode("utf-8", "replace")
     start = out.find("{")
     if start < 0:
-        raise AssertionError("ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(proc.returncode, out, proc.stderr.decode()))
+        raise AssertionError(
+            "ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(proc.returncode, out, proc.stderr.decode())
+        )
     return json.loads(out[start:])
 
 

@@ -57,17 +57,35 @@ def nfd_labels(build):
     """The labels NFD puts on an RHCOS node of ``build`` with an NVIDIA GPU (vendor-only PCI form)."""
     kernel = kernel_of(build)
     major, minor, rest = kernel.split(".", 2)
-    labels = {NFD + "pci-10de.present": "true", NFD + "kernel-version.full": kernel, NFD + "kernel-version.major": major,
-              NFD + "kernel-version.minor": minor, NFD + "kernel-version.revision": rest.split("-", 1)[0]}
+    labels = {
+        NFD + "pci-10de.present": "true",
+        NFD + "kernel-version.full": kernel,
+        NFD + "kernel-version.major": major,
+        NFD + "kernel-version.minor": minor,
+        NFD + "kernel-version.revision": rest.split("-", 1)[0],
+    }
     for key, value in os_release_of(build).items():
         labels[NFD + "system-os_release." + key] = value
     return labels
 
 
-def node_body(name, tag, build=RHCOS_416, instance_type="g4dn.xlarge", preprovisioned=False, gpus=1, extra_labels=None, taints=None):
+def node_body(
+    name,
+    tag,
+    build=RHCOS_416,
+    instance_type="g4dn.xlarge",
+    preprovisioned=False,
+    gpus=1,
+    extra_labels=None,
+    taints=None,
+):
     labels = {
-        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok",
-        "node-role.kubernetes.io/worker": "", SET_LABEL: tag,
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+        "node-role.kubernetes.io/worker": "",
+        SET_LABEL: tag,
     }
     labels.update(nfd_labels(build))
     resources = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"}
@@ -77,14 +95,22 @@ def node_body(name, tag, build=RHCOS_416, instance_type="g4dn.xlarge", preprovis
         labels["node.kubernetes.io/instance-type"] = instance_type
     labels.update(extra_labels or {})
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": labels, "annotations": {"kwok.x-k8s.io/node": "fake"}},
         "spec": {"taints": list(taints if taints is not None else [GPU_TAINT])},
         "status": {
-            "capacity": dict(resources), "allocatable": dict(resources),
-            "nodeInfo": {"kernelVersion": kernel_of(build), "osImage": catalog.rhcos_builds()[build].os_image,
-                         "architecture": "amd64", "operatingSystem": "linux", "bootID": uuid.uuid4().hex,
-                         "kubeletVersion": catalog.KUBELET_VERSION, "containerRuntimeVersion": catalog.CRIO_VERSION},
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "nodeInfo": {
+                "kernelVersion": kernel_of(build),
+                "osImage": catalog.rhcos_builds()[build].os_image,
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "bootID": uuid.uuid4().hex,
+                "kubeletVersion": catalog.KUBELET_VERSION,
+                "containerRuntimeVersion": catalog.CRIO_VERSION,
+            },
         },
     }
 
@@ -111,7 +137,9 @@ class GpuNodes(object):
 
         def ready():
             for node in self.core.list_node(label_selector="{0}={1}".format(SET_LABEL, tag)).items:
-                if node.metadata.name in names and not any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or []):
+                if node.metadata.name in names and not any(
+                    c.type == "Ready" and c.status == "True" for c in node.status.conditions or []
+                ):
                     return False
             return True
 
@@ -141,12 +169,15 @@ def daemonset(name, namespace, tag, component, image, env=None, command=None):
     if command:
         container["command"] = command
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
             "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": labels},
-                         "spec": {"nodeSelector": {SET_LABEL: tag}, "tolerations": TOLERATE_ALL, "containers": [container]}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"nodeSelector": {SET_LABEL: tag}, "tolerations": TOLERATE_ALL, "containers": [container]},
+            },
         },
     }
 
@@ -155,14 +186,31 @@ def gpu_stack(namespace, tag, driver_image, dcgm=True):
     """Driver, toolkit, device plugin (and DCGM exporter) DaemonSets for one node set."""
     stack = [
         daemonset("nvidia-driver-daemonset", namespace, tag, "nvidia-driver", driver_image),
-        daemonset("nvidia-container-toolkit-daemonset", namespace, tag, "nvidia-container-toolkit",
-                  "nvcr.io/nvidia/k8s/container-toolkit:v1.16.1-ubi8"),
-        daemonset("nvidia-device-plugin-daemonset", namespace, tag, "nvidia-device-plugin",
-                  "nvcr.io/nvidia/k8s-device-plugin:v0.16.1-ubi8"),
+        daemonset(
+            "nvidia-container-toolkit-daemonset",
+            namespace,
+            tag,
+            "nvidia-container-toolkit",
+            "nvcr.io/nvidia/k8s/container-toolkit:v1.16.1-ubi8",
+        ),
+        daemonset(
+            "nvidia-device-plugin-daemonset",
+            namespace,
+            tag,
+            "nvidia-device-plugin",
+            "nvcr.io/nvidia/k8s-device-plugin:v0.16.1-ubi8",
+        ),
     ]
     if dcgm:
-        stack.append(daemonset("nvidia-dcgm-exporter", namespace, tag, "dcgm-exporter",
-                               "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.7-3.5.0-ubi9"))
+        stack.append(
+            daemonset(
+                "nvidia-dcgm-exporter",
+                namespace,
+                tag,
+                "dcgm-exporter",
+                "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.7-3.5.0-ubi9",
+            )
+        )
     return stack
 
 

@@ -17,7 +17,6 @@ import uuid
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-
 from localcluster.cluster import fake_node
 from waiting import wait_until
 
@@ -166,8 +165,13 @@ def test_resourcequota_rejects_over_quota_gpu_pod(core, nodes, namespace):
     )
 
     # The quota controller must have computed status.used before admission enforces it.
-    wait_until(lambda: (core.read_namespaced_resource_quota("gpu", namespace).status.hard or {}).get("requests.nvidia.com/gpu"),
-               30, what="quota status")
+    wait_until(
+        lambda: (core.read_namespaced_resource_quota("gpu", namespace).status.hard or {}).get(
+            "requests.nvidia.com/gpu"
+        ),
+        30,
+        what="quota status",
+    )
     core.create_namespaced_pod(namespace, pod("one", gpus=1))
     with pytest.raises(ApiException) as err:
         core.create_namespaced_pod(namespace, pod("two", gpus=1))

@@ -13,10 +13,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
+from gpu_nodes import RHCOS_416, RHCOS_417, SET_LABEL, GpuNodes, catalog, kernel_of, os_release_of, wait_until
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
-
-from gpu_nodes import RHCOS_416, RHCOS_417, SET_LABEL, GpuNodes, catalog, kernel_of, os_release_of, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -43,8 +42,13 @@ def res(dyn, kind, api_version):
 
 
 def args_for(namespace, tag, **kw):
-    args = {"driver_version": "550.90.07", "namespace": namespace, "node_selector": {SET_LABEL: tag},
-            "wait_timeout": 120, "wait_sleep": 1}
+    args = {
+        "driver_version": "550.90.07",
+        "namespace": namespace,
+        "node_selector": {SET_LABEL: tag},
+        "wait_timeout": 120,
+        "wait_sleep": 1,
+    }
     args.update(kw)
     return args
 
@@ -79,12 +83,19 @@ def test_check_mode_then_build_then_noop(cluster, namespace, nodes, ansible_task
     k = first["kernels"][K416]
     assert k["action"] == "built" and k["ready"] is True and k["build_phase"] == "Complete"
     tag_name = "550.90.07-{0}-rhcos4.16".format(K416)
-    assert first["images"] == {K416: "{0}/{1}/nvidia-gpu-driver:{2}".format(catalog.INTERNAL_REGISTRY, namespace, tag_name)}
-    assert k["image_digest"].startswith("{0}/{1}/nvidia-gpu-driver@sha256:".format(catalog.INTERNAL_REGISTRY, namespace))
+    assert first["images"] == {
+        K416: "{0}/{1}/nvidia-gpu-driver:{2}".format(catalog.INTERNAL_REGISTRY, namespace, tag_name)
+    }
+    assert k["image_digest"].startswith(
+        "{0}/{1}/nvidia-gpu-driver@sha256:".format(catalog.INTERNAL_REGISTRY, namespace)
+    )
 
     bc = res(dyn, "BuildConfig", "build.openshift.io/v1").get(name=k["buildconfig"], namespace=namespace).to_dict()
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {"kind": "ImageStreamTag", "namespace": "openshift",
-                                                                "name": "driver-toolkit:" + RHCOS_416}
+    assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {
+        "kind": "ImageStreamTag",
+        "namespace": "openshift",
+        "name": "driver-toolkit:" + RHCOS_416,
+    }
     build = res(dyn, "Build", "build.openshift.io/v1").get(name=k["build"], namespace=namespace).to_dict()
     assert build["metadata"]["labels"]["openshift.io/build-config.name"] == bc["metadata"]["name"]
     assert build["metadata"]["annotations"]["openshift.io/build.number"] == "1"
@@ -111,7 +122,9 @@ def test_inputs_change_shows_diff_and_rebuilds(cluster, namespace, nodes, ansibl
     assert cluster.audit.writes_since(mark) == []
     bc_diff = [d for d in check["diff"] if d["before_header"].startswith("BuildConfig")][0]
     assert bc_diff["before"]["metadata"]["annotations"][HASH] == first["kernels"][K416]["inputs_hash"]
-    assert {"name": "BASE_URL", "value": "https://mirror.example.com/nvidia"} in bc_diff["after"]["spec"]["strategy"]["dockerStrategy"]["buildArgs"]
+    assert {"name": "BASE_URL", "value": "https://mirror.example.com/nvidia"} in bc_diff["after"]["spec"]["strategy"][
+        "dockerStrategy"
+    ]["buildArgs"]
 
     result = ansible_task(MODULE, changed_args, diff=True)
     assert not result.get("failed"), result
@@ -123,9 +136,14 @@ def test_inputs_change_shows_diff_and_rebuilds(cluster, namespace, nodes, ansibl
 def test_failed_build_reports_reason_and_log(cluster, namespace, ansible_task):
     # Kernel 427.50.1 (RHCOS 4.17) against the 4.16 driver toolkit: the build cannot find its kernel headers.
     osr = os_release_of(RHCOS_416)
-    args = {"driver_version": "550.90.07", "namespace": namespace, "kernel_versions": [K417],
-            "os_release": {k: osr[k] for k in ("ID", "VERSION_ID", "OSTREE_VERSION", "RHEL_VERSION")},
-            "wait_timeout": 120, "wait_sleep": 1}
+    args = {
+        "driver_version": "550.90.07",
+        "namespace": namespace,
+        "kernel_versions": [K417],
+        "os_release": {k: osr[k] for k in ("ID", "VERSION_ID", "OSTREE_VERSION", "RHEL_VERSION")},
+        "wait_timeout": 120,
+        "wait_sleep": 1,
+    }
     result = ansible_task(MODULE, args)
     assert result.get("failed"), result
     assert "1 of 1 driver build(s) failed" in result["msg"]
@@ -137,12 +155,28 @@ def test_failed_build_reports_reason_and_log(cluster, namespace, ansible_task):
 def test_kernel_upgrade_reports_and_prunes_stale(cluster, namespace, nodes, ansible_task, dyn):
     # A driver-toolkit stream with both RHCOS builds, as the cluster's has after an upgrade.
     streams = res(dyn, "ImageStream", "image.openshift.io/v1")
-    streams.create(namespace=namespace, body={
-        "apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
-        "metadata": {"name": "driver-toolkit", "namespace": namespace},
-        "spec": {"tags": [{"name": b, "from": {"kind": "DockerImage", "name": catalog.dtk_image(b)}} for b in (RHCOS_416, RHCOS_417)]}})
-    wait_until(lambda: len((streams.get(name="driver-toolkit", namespace=namespace).to_dict().get("status") or {}).get("tags") or []) == 2,
-               30, what="driver-toolkit tags imported")
+    streams.create(
+        namespace=namespace,
+        body={
+            "apiVersion": "image.openshift.io/v1",
+            "kind": "ImageStream",
+            "metadata": {"name": "driver-toolkit", "namespace": namespace},
+            "spec": {
+                "tags": [
+                    {"name": b, "from": {"kind": "DockerImage", "name": catalog.dtk_image(b)}}
+                    for b in (RHCOS_416, RHCOS_417)
+                ]
+            },
+        },
+    )
+    wait_until(
+        lambda: len(
+            (streams.get(name="driver-toolkit", namespace=namespace).to_dict().get("status") or {}).get("tags") or []
+        )
+        == 2,
+        30,
+        what="driver-toolkit tags imported",
+    )
     tag, names = nodes.make(2, build=RHCOS_416)
     args = args_for(namespace, tag, driver_toolkit_namespace=namespace)
     first = ansible_task(MODULE, args)
@@ -167,9 +201,14 @@ def test_kernel_upgrade_reports_and_prunes_stale(cluster, namespace, nodes, ansi
     assert pruned["changed"] is True and pruned["pruned"][0]["buildconfig"] == first["kernels"][K416]["buildconfig"]
     left = [b.metadata.annotations["gpuops.cluster/kernel-version"] for b in bcs.get(namespace=namespace).items]
     assert left == [K417]
-    wait_until(lambda: all(b.metadata.annotations["gpuops.cluster/kernel-version"] == K417
-                           for b in res(dyn, "Build", "build.openshift.io/v1").get(namespace=namespace).items), 30,
-               what="builds of the stale kernel deleted")
+    wait_until(
+        lambda: all(
+            b.metadata.annotations["gpuops.cluster/kernel-version"] == K417
+            for b in res(dyn, "Build", "build.openshift.io/v1").get(namespace=namespace).items
+        ),
+        30,
+        what="builds of the stale kernel deleted",
+    )
 
     mark = cluster.audit.mark()
     again = ansible_task(MODULE, dict(args, prune_stale=True))
@@ -180,20 +219,30 @@ def test_kernel_upgrade_reports_and_prunes_stale(cluster, namespace, nodes, ansi
 def test_entitlement_build(cluster, namespace, nodes, ansible_task):
     tag, _names = nodes.make(1, build=RHCOS_416)
     pem = {"entitlement.pem": "-----BEGIN CERTIFICATE-----\n", "entitlement-key.pem": "-----BEGIN PRIVATE KEY-----\n"}
-    client.CoreV1Api(cluster.api).create_namespaced_secret(namespace, {"metadata": {"name": "etc-pki-entitlement"}, "stringData": pem})
+    client.CoreV1Api(cluster.api).create_namespaced_secret(
+        namespace, {"metadata": {"name": "etc-pki-entitlement"}, "stringData": pem}
+    )
     result = ansible_task(MODULE, args_for(namespace, tag, strategy="entitlement"))
     assert not result.get("failed"), result
     assert result["strategy"] == "entitlement" and result["kernels"][K416]["ready"] is True
 
 
 def _unreachable_env(cluster):
-    return {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": "https://127.0.0.1:9", "K8S_AUTH_API_KEY": "x",
-            "K8S_AUTH_VERIFY_SSL": "false"}
+    return {
+        "K8S_AUTH_KUBECONFIG": None,
+        "K8S_AUTH_HOST": "https://127.0.0.1:9",
+        "K8S_AUTH_API_KEY": "x",
+        "K8S_AUTH_VERIFY_SSL": "false",
+    }
 
 
 def _token_env(cluster, token):
-    return {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": cluster.server, "K8S_AUTH_API_KEY": token,
-            "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert}
+    return {
+        "K8S_AUTH_KUBECONFIG": None,
+        "K8S_AUTH_HOST": cluster.server,
+        "K8S_AUTH_API_KEY": token,
+        "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert,
+    }
 
 
 BAD = [
@@ -206,16 +255,24 @@ BAD = [
     ("no entitlement secret", dict(strategy="entitlement"), None, "entitlement_secret:"),
     ("bad name", dict(name="Driver_Images"), None, "name:"),
     ("unknown strategy", dict(strategy="magic"), None, "value of strategy must be one of"),
-    ("toolkit tag missing",
-     dict(kernel_versions=[K416], os_release={"ID": "rhcos", "VERSION_ID": "4.16", "OSTREE_VERSION": "416.94.209901010000-0"}),
-     None, "base_image:"),
+    (
+        "toolkit tag missing",
+        dict(
+            kernel_versions=[K416],
+            os_release={"ID": "rhcos", "VERSION_ID": "4.16", "OSTREE_VERSION": "416.94.209901010000-0"},
+        ),
+        None,
+        "base_image:",
+    ),
     ("unreachable API", {}, _unreachable_env, "host:"),
     ("401 token", {}, lambda c: _token_env(c, "not-a-valid-token"), "api_key:"),
 ]
 
 
 @pytest.mark.parametrize("what,override,env,prefix", BAD, ids=[b[0] for b in BAD])
-def test_bad_input_fails_clearly_and_writes_nothing(cluster, namespace, nodes, ansible_task, what, override, env, prefix):
+def test_bad_input_fails_clearly_and_writes_nothing(
+    cluster, namespace, nodes, ansible_task, what, override, env, prefix
+):
     tag, _names = nodes.make(1, build=RHCOS_416)
     args = args_for(namespace, tag)
     args.update(override)
@@ -231,6 +288,8 @@ def test_bad_input_fails_clearly_and_writes_nothing(cluster, namespace, nodes, a
 def test_forbidden_user_gets_403_and_writes_nothing(cluster, namespace, nodes, ansible_task):
     tag, _names = nodes.make(1, build=RHCOS_416)
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, args_for(namespace, tag), env={"K8S_AUTH_KUBECONFIG": cluster.kubeconfig_of("nobody")})
+    result = ansible_task(
+        MODULE, args_for(namespace, tag), env={"K8S_AUTH_KUBECONFIG": cluster.kubeconfig_of("nobody")}
+    )
     assert result.get("failed") and "403" in result["msg"], result
     assert cluster.audit.writes_since(mark, user="nobody") == []

@@ -26,12 +26,21 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
-from kubernetes import client
-
 from gpu_nodes import (
-    RHCOS_416, RHCOS_417, SET_LABEL, GpuNodes, allocatable, delete_namespace, deploy, gpu_stack, kernel_of,
-    make_namespace, new_tag, wait_until,
+    RHCOS_416,
+    RHCOS_417,
+    SET_LABEL,
+    GpuNodes,
+    allocatable,
+    delete_namespace,
+    deploy,
+    gpu_stack,
+    kernel_of,
+    make_namespace,
+    new_tag,
+    wait_until,
 )
+from kubernetes import client
 
 pytestmark = pytest.mark.integration
 
@@ -54,16 +63,28 @@ def stack(cluster):
     st.core = client.CoreV1Api(cluster.api)
     try:
         _tag, st.healthy = st.nodes.make(3, tag=st.tag, build=RHCOS_416, extra_labels={HEALTH: "ok"})
-        _tag, broken = st.nodes.make(1, tag=st.tag, prefix="gpu-old", build=RHCOS_417, extra_labels={HEALTH: "kernel-mismatch"})
+        _tag, broken = st.nodes.make(
+            1, tag=st.tag, prefix="gpu-old", build=RHCOS_417, extra_labels={HEALTH: "kernel-mismatch"}
+        )
         st.broken = broken[0]
         driver_image = "nvcr.io/nvidia/driver:550.90.07-{0}-rhcos4.16".format(kernel_of(RHCOS_416))
         deploy(cluster.api, gpu_stack(st.ns, st.tag, driver_image))
-        wait_until(lambda: all(allocatable(st.core, n) == 1 for n in st.healthy), 90, what="nvidia.com/gpu on the healthy nodes")
+        wait_until(
+            lambda: all(allocatable(st.core, n) == 1 for n in st.healthy),
+            90,
+            what="nvidia.com/gpu on the healthy nodes",
+        )
 
         def broken_driver_crashing():
-            pods = st.core.list_namespaced_pod(st.ns, label_selector="app.kubernetes.io/component=nvidia-driver",
-                                               field_selector="spec.nodeName=" + st.broken).items
-            return pods and any(cs.state.waiting and cs.state.waiting.reason == "CrashLoopBackOff" for cs in pods[0].status.container_statuses or [])
+            pods = st.core.list_namespaced_pod(
+                st.ns,
+                label_selector="app.kubernetes.io/component=nvidia-driver",
+                field_selector="spec.nodeName=" + st.broken,
+            ).items
+            return pods and any(
+                cs.state.waiting and cs.state.waiting.reason == "CrashLoopBackOff"
+                for cs in pods[0].status.container_statuses or []
+            )
 
         wait_until(broken_driver_crashing, 60, what="driver CrashLoopBackOff on " + st.broken)
         yield st
@@ -83,9 +104,15 @@ def validation_pods(st):
 
 
 def test_healthy_nodes_pass_and_nothing_is_left(cluster, stack, ansible_task, tmp_path):
-    paths = {"report_json": str(tmp_path / "r.json"), "report_junit": str(tmp_path / "r.xml"), "report_markdown": str(tmp_path / "r.md")}
+    paths = {
+        "report_json": str(tmp_path / "r.json"),
+        "report_junit": str(tmp_path / "r.xml"),
+        "report_markdown": str(tmp_path / "r.md"),
+    }
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, base_args(stack, checks=["allocatable", "driver", "vectoradd", "nvidia_smi"], **paths))
+    result = ansible_task(
+        MODULE, base_args(stack, checks=["allocatable", "driver", "vectoradd", "nvidia_smi"], **paths)
+    )
     assert not result.get("failed"), result.get("msg")
     assert result["changed"] is False and result["passed"] is True
     assert sorted(n["node"] for n in result["nodes"]) == sorted(stack.healthy)
@@ -98,7 +125,9 @@ def test_healthy_nodes_pass_and_nothing_is_left(cluster, stack, ansible_task, tm
     writes = cluster.audit.writes_since(mark)
     creates = [w for w in writes if w["verb"] == "create"]
     others = [w for w in writes if w["verb"] != "create"]
-    assert len(creates) == 2 * len(stack.healthy) and {(w["resource"], w["namespace"]) for w in creates} == {("pods", stack.ns)}
+    assert len(creates) == 2 * len(stack.healthy) and {(w["resource"], w["namespace"]) for w in creates} == {
+        ("pods", stack.ns)
+    }
     assert sorted(w["name"] for w in others) == sorted(w["name"] for w in creates)
     assert {(w["verb"], w["resource"], w["namespace"]) for w in others} == {("delete", "pods", stack.ns)}
     assert validation_pods(stack) == []
@@ -123,10 +152,16 @@ def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, t
     report_path = str(tmp_path / "fail.json")
     junit = str(tmp_path / "fail.xml")
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, base_args(stack, node_selector={SET_LABEL: stack.tag}, report_json=report_path, report_junit=junit))
+    result = ansible_task(
+        MODULE, base_args(stack, node_selector={SET_LABEL: stack.tag}, report_json=report_path, report_junit=junit)
+    )
     assert result.get("failed"), result
     msg = result["msg"]
-    assert msg.startswith("GPU validation failed on 1 of 4 GPU node(s) (checks: allocatable, driver, vectoradd): {0}: ".format(stack.broken))
+    assert msg.startswith(
+        "GPU validation failed on 1 of 4 GPU node(s) (checks: allocatable, driver, vectoradd): {0}: ".format(
+            stack.broken
+        )
+    )
     assert "allocatable nvidia.com/gpu 0, expected at least 1; device-plugin pod Pending: PodInitializing" in msg
     assert "driver pod nvidia-driver-daemonset-" in msg and "CrashLoopBackOff (restarts" in msg
     assert "modules built for kernel {0}, node runs {1}".format(kernel_of(RHCOS_416), kernel_of(RHCOS_417)) in msg
@@ -151,20 +186,40 @@ def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ans
     assert cluster.audit.writes_since(mark) == []
     check = result["nodes"][0]["checks"]["metrics"]
     assert check["status"] == "unreachable", check
-    assert check["message"].startswith("metrics unreachable via pod proxy /api/v1/namespaces/{0}/pods/nvidia-dcgm-exporter-".format(stack.ns))
-    service = ansible_task(MODULE, base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]], metrics_via="service", fail_on_error=False))
+    assert check["message"].startswith(
+        "metrics unreachable via pod proxy /api/v1/namespaces/{0}/pods/nvidia-dcgm-exporter-".format(stack.ns)
+    )
+    service = ansible_task(
+        MODULE,
+        base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]], metrics_via="service", fail_on_error=False),
+    )
     assert not service.get("failed") and service["passed"] is False
     assert service["nodes"][0]["checks"]["metrics"]["status"] == "unreachable"
 
 
 def test_busy_gpu_times_out_with_scheduler_reason_and_cleans_up(cluster, stack, ansible_task):
     node = stack.healthy[0]
-    hog = {"metadata": {"name": "gpu-hog", "labels": {"app": "gpu-hog"}},
-           "spec": {"nodeName": node, "tolerations": [{"operator": "Exists"}],
-                    "containers": [{"name": "train", "image": "nvcr.io/nvidia/pytorch:24.05-py3", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    hog = {
+        "metadata": {"name": "gpu-hog", "labels": {"app": "gpu-hog"}},
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {
+                    "name": "train",
+                    "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                    "resources": {"limits": {"nvidia.com/gpu": 1}},
+                }
+            ],
+        },
+    }
     stack.core.create_namespaced_pod(stack.ns, hog)
     try:
-        wait_until(lambda: stack.core.read_namespaced_pod("gpu-hog", stack.ns).status.phase == "Running", 30, what="GPU hog running")
+        wait_until(
+            lambda: stack.core.read_namespaced_pod("gpu-hog", stack.ns).status.phase == "Running",
+            30,
+            what="GPU hog running",
+        )
         result = ansible_task(MODULE, base_args(stack, checks=["vectoradd"], nodes=[node], timeout=10))
         assert result.get("failed"), result
         assert "{0}: vectoradd pod still Pending: 0/".format(node) in result["msg"]
@@ -177,13 +232,27 @@ def test_busy_gpu_times_out_with_scheduler_reason_and_cleans_up(cluster, stack, 
 def test_untolerated_taint_fails_fast_then_tolerations_fix_it(cluster, stack, ansible_task):
     nodes = GpuNodes(cluster.api)
     try:
-        tag, names = nodes.make(1, prefix="gpu-tainted", preprovisioned=True,
-                                taints=[{"key": "nodetype", "value": "gpu", "effect": "NoSchedule"}])
-        args = {"namespace": stack.ns, "node_selector": {SET_LABEL: tag}, "checks": ["allocatable", "vectoradd"], "timeout": 60, "poll_interval": 1}
+        tag, names = nodes.make(
+            1,
+            prefix="gpu-tainted",
+            preprovisioned=True,
+            taints=[{"key": "nodetype", "value": "gpu", "effect": "NoSchedule"}],
+        )
+        args = {
+            "namespace": stack.ns,
+            "node_selector": {SET_LABEL: tag},
+            "checks": ["allocatable", "vectoradd"],
+            "timeout": 60,
+            "poll_interval": 1,
+        }
         mark = cluster.audit.mark()
         result = ansible_task(MODULE, args)
         assert result.get("failed")
-        assert result["msg"].endswith("{0}: vectoradd not run: taint nodetype=gpu:NoSchedule is not tolerated; add it to tolerations".format(names[0]))
+        assert result["msg"].endswith(
+            "{0}: vectoradd not run: taint nodetype=gpu:NoSchedule is not tolerated; add it to tolerations".format(
+                names[0]
+            )
+        )
         assert cluster.audit.writes_since(mark) == []
         args["tolerations"] = [{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
         result = ansible_task(MODULE, args)
@@ -205,10 +274,28 @@ def _bad_cases(tmp):
         ("bad toleration", dict(tolerations=[{"key": "x", "operator": "Sometimes"}]), None, "tolerations:"),
         ("expected 0 GPUs", dict(expected_gpus=0), None, "expected_gpus:"),
         ("bad selector", dict(driver_selector="app in (broken"), None, "driver_selector:"),
-        ("unreachable API", {}, lambda c: {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": "https://127.0.0.1:9",
-                                           "K8S_AUTH_API_KEY": "x", "K8S_AUTH_VERIFY_SSL": "false"}, "host:"),
-        ("401 token", {}, lambda c: {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": c.server, "K8S_AUTH_API_KEY": "not-a-valid-token",
-                                     "K8S_AUTH_SSL_CA_CERT": c.ca_cert}, "api_key:"),
+        (
+            "unreachable API",
+            {},
+            lambda c: {
+                "K8S_AUTH_KUBECONFIG": None,
+                "K8S_AUTH_HOST": "https://127.0.0.1:9",
+                "K8S_AUTH_API_KEY": "x",
+                "K8S_AUTH_VERIFY_SSL": "false",
+            },
+            "host:",
+        ),
+        (
+            "401 token",
+            {},
+            lambda c: {
+                "K8S_AUTH_KUBECONFIG": None,
+                "K8S_AUTH_HOST": c.server,
+                "K8S_AUTH_API_KEY": "not-a-valid-token",
+                "K8S_AUTH_SSL_CA_CERT": c.ca_cert,
+            },
+            "api_key:",
+        ),
     ]
 
 

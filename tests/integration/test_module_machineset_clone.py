@@ -16,7 +16,6 @@ __metaclass__ = type
 import copy
 
 import pytest
-
 from waiting import wait_until
 
 MODULE = "gpuops.cluster.machineset_clone"
@@ -78,10 +77,14 @@ def gpu_name(source):
 @pytest.fixture(scope="module")
 def workers(cluster):
     """The seeded worker MachineSets (names), sorted."""
+
     def seeded():
-        found = [m for m in list_ms(cluster)
-                 if (m["spec"]["template"]["metadata"].get("labels") or {}).get(LABEL_ROLE) == "worker"
-                 and "gpuops.cluster" not in str(m["metadata"].get("labels"))]
+        found = [
+            m
+            for m in list_ms(cluster)
+            if (m["spec"]["template"]["metadata"].get("labels") or {}).get(LABEL_ROLE) == "worker"
+            and "gpuops.cluster" not in str(m["metadata"].get("labels"))
+        ]
         return found if len(found) >= 3 else None
 
     return sorted(m["metadata"]["name"] for m in wait_until(seeded, 60, what="3 seeded worker MachineSets"))
@@ -96,16 +99,22 @@ def clean(cluster):
     for name in doomed:
         api.delete_namespaced_custom_object(GROUP, VERSION, NS, "machinesets", name)
     if doomed:
-        wait_until(lambda: not list_ms(cluster, MANAGED) and not machines_of(cluster, doomed), 120,
-                   what="GPU MachineSets and their Machines to be deleted")
+        wait_until(
+            lambda: not list_ms(cluster, MANAGED) and not machines_of(cluster, doomed),
+            120,
+            what="GPU MachineSets and their Machines to be deleted",
+        )
 
 
 def helper_ms(cluster, source_name, name, role="worker", kind=None, instance_type=None, replicas=0):
     """A MachineSet made directly through the API (a user's own), labelled for cleanup."""
     src = get_ms(cluster, source_name)
-    body = {"apiVersion": GROUP + "/" + VERSION, "kind": "MachineSet",
-            "metadata": {"name": name, "namespace": NS, "labels": dict(src["metadata"].get("labels") or {})},
-            "spec": copy.deepcopy(src["spec"])}
+    body = {
+        "apiVersion": GROUP + "/" + VERSION,
+        "kind": "MachineSet",
+        "metadata": {"name": name, "namespace": NS, "labels": dict(src["metadata"].get("labels") or {})},
+        "spec": copy.deepcopy(src["spec"]),
+    }
     body["metadata"]["labels"][TEST_LABEL] = "true"
     body["spec"]["replicas"] = replicas
     body["spec"]["selector"]["matchLabels"][LABEL_MS] = name
@@ -116,7 +125,11 @@ def helper_ms(cluster, source_name, name, role="worker", kind=None, instance_typ
         value["instanceType"] = instance_type
     if kind:
         body["spec"]["template"]["spec"]["providerSpec"]["value"] = {
-            "apiVersion": "machine.openshift.io/v1beta1", "kind": kind, "numCPUs": 4, "template": "rhcos"}
+            "apiVersion": "machine.openshift.io/v1beta1",
+            "kind": kind,
+            "numCPUs": 4,
+            "template": "rhcos",
+        }
     return custom(cluster).create_namespaced_custom_object(GROUP, VERSION, NS, "machinesets", body)
 
 
@@ -126,8 +139,7 @@ def helper_ms(cluster, source_name, name, role="worker", kind=None, instance_typ
 def test_check_create_idempotent_update(cluster, ansible_task, workers):
     source = workers[0]
     target = gpu_name(source)
-    args = {"source": source, "instance_type": GPU_TYPE,
-            "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}
+    args = {"source": source, "instance_type": GPU_TYPE, "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}
 
     # --check: reports the creation, sends no write at all (not even a dry run)
     mark = cluster.audit.mark()
@@ -162,8 +174,11 @@ def test_check_create_idempotent_update(cluster, ansible_task, workers):
     expected_value["instanceType"] = GPU_TYPE
     assert prune(tspec["providerSpec"]["value"]) == expected_value
     # let the simulated machine-api annotate / status the new set, then: no change, zero writes
-    wait_until(lambda: (get_ms(cluster, target).get("status") or {}).get("replicas") is not None, 60,
-               what="machine-api to take the MachineSet")
+    wait_until(
+        lambda: (get_ms(cluster, target).get("status") or {}).get("replicas") is not None,
+        60,
+        what="machine-api to take the MachineSet",
+    )
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, args)
     assert not result.get("failed"), result
@@ -191,9 +206,15 @@ def test_check_create_idempotent_update(cluster, ansible_task, workers):
 
 
 def test_all_workers_wait_then_absent(cluster, ansible_task, workers):
-    args = {"all_workers": True, "instance_type": GPU_TYPE, "replicas": 1,
-            "node_labels": {"node-role.kubernetes.io/gpu": "", "gpuops.io/pool": "training"},
-            "wait": True, "wait_sleep": 1, "wait_timeout": 180}
+    args = {
+        "all_workers": True,
+        "instance_type": GPU_TYPE,
+        "replicas": 1,
+        "node_labels": {"node-role.kubernetes.io/gpu": "", "gpuops.io/pool": "training"},
+        "wait": True,
+        "wait_sleep": 1,
+        "wait_timeout": 180,
+    }
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, args)
     assert not result.get("failed"), result
@@ -222,8 +243,9 @@ def test_all_workers_wait_then_absent(cluster, ansible_task, workers):
     assert result["changed"] is True and sorted(result["diff"]["before"]) == targets
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, {"state": "absent", "all_workers": True, "wait": True, "wait_sleep": 1,
-                                   "wait_timeout": 120})
+    result = ansible_task(
+        MODULE, {"state": "absent", "all_workers": True, "wait": True, "wait_sleep": 1, "wait_timeout": 120}
+    )
     assert not result.get("failed"), result
     assert sorted((w["verb"], w["name"]) for w in cluster.audit.writes_since(mark)) == [("delete", t) for t in targets]
     assert machines_of(cluster, targets) == []
@@ -251,20 +273,44 @@ BAD_INPUTS = [
     ("source_missing", {"source": "no-such-machineset", "instance_type": GPU_TYPE}, "source", "Existing MachineSets"),
     ("no_gpu", {"source": "{w0}", "instance_type": "m5.2xlarge"}, "instance_type", "has no GPU"),
     ("unknown_type", {"source": "{w0}", "instance_type": "g4dn.xlarg"}, "instance_type", "g4dn.xlarge"),
-    ("unsupported_provider", {"source": "vsphere-infra-a", "instance_type": GPU_TYPE}, "source",
-     "VSphereMachineProviderSpec"),
+    (
+        "unsupported_provider",
+        {"source": "vsphere-infra-a", "instance_type": GPU_TYPE},
+        "source",
+        "VSphereMachineProviderSpec",
+    ),
     ("name_too_long", {"source": "{w0}", "instance_type": GPU_TYPE, "name": "g" * 64}, "name", "63"),
-    ("pattern_collision", {"all_workers": True, "instance_type": GPU_TYPE, "name_pattern": "{infra}-gpu"},
-     "name_pattern", "same name"),
-    ("bad_node_label", {"source": "{w0}", "instance_type": GPU_TYPE, "node_labels": {"nvidia.com/Bad Key": "x"}},
-     "node_labels", "nvidia.com/Bad Key"),
-    ("timeout_too_small", {"source": "{w0}", "instance_type": GPU_TYPE, "wait": True, "wait_timeout": 2},
-     "wait_timeout", "too small"),
-    ("taken_name", {"source": "{w0}", "instance_type": GPU_TYPE, "name": "users-own-gpu"}, "name",
-     "not created by gpuops.cluster"),
+    (
+        "pattern_collision",
+        {"all_workers": True, "instance_type": GPU_TYPE, "name_pattern": "{infra}-gpu"},
+        "name_pattern",
+        "same name",
+    ),
+    (
+        "bad_node_label",
+        {"source": "{w0}", "instance_type": GPU_TYPE, "node_labels": {"nvidia.com/Bad Key": "x"}},
+        "node_labels",
+        "nvidia.com/Bad Key",
+    ),
+    (
+        "timeout_too_small",
+        {"source": "{w0}", "instance_type": GPU_TYPE, "wait": True, "wait_timeout": 2},
+        "wait_timeout",
+        "too small",
+    ),
+    (
+        "taken_name",
+        {"source": "{w0}", "instance_type": GPU_TYPE, "name": "users-own-gpu"},
+        "name",
+        "not created by gpuops.cluster",
+    ),
     ("zone_filter", {"all_workers": True, "instance_type": GPU_TYPE, "zones": ["mars-1a"]}, "zones", "mars-1a"),
-    ("aws_check_without_credentials", {"source": "{w0}", "instance_type": GPU_TYPE, "validate_instance_type": True},
-     "validate_instance_type", "credentials"),
+    (
+        "aws_check_without_credentials",
+        {"source": "{w0}", "instance_type": GPU_TYPE, "validate_instance_type": True},
+        "validate_instance_type",
+        "credentials",
+    ),
 ]
 
 
@@ -277,9 +323,15 @@ def test_bad_input_fails_clearly_and_writes_nothing(cluster, ansible_task, worke
     args = dict((k, v.replace("{w0}", workers[0]) if isinstance(v, str) else v) for k, v in args.items())
     env = None
     if case == "aws_check_without_credentials":
-        env = {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "AWS_SESSION_TOKEN": None,
-               "AWS_PROFILE": None, "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-               "AWS_EC2_METADATA_DISABLED": "true"}
+        env = {
+            "AWS_ACCESS_KEY_ID": None,
+            "AWS_SECRET_ACCESS_KEY": None,
+            "AWS_SESSION_TOKEN": None,
+            "AWS_PROFILE": None,
+            "AWS_CONFIG_FILE": "/nonexistent",
+            "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
     before = sorted(m["metadata"]["name"] for m in list_ms(cluster))
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, args, env=env)
@@ -294,8 +346,12 @@ def test_bad_input_fails_clearly_and_writes_nothing(cluster, ansible_task, worke
 
 
 def test_unreachable_api(cluster, ansible_task, workers):
-    env = {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": "https://127.0.0.1:1", "K8S_AUTH_API_KEY": "x",
-           "K8S_AUTH_VERIFY_SSL": "false"}
+    env = {
+        "K8S_AUTH_KUBECONFIG": None,
+        "K8S_AUTH_HOST": "https://127.0.0.1:1",
+        "K8S_AUTH_API_KEY": "x",
+        "K8S_AUTH_VERIFY_SSL": "false",
+    }
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, {"source": workers[0], "instance_type": GPU_TYPE}, env=env)
     assert result.get("failed") is True
@@ -304,8 +360,12 @@ def test_unreachable_api(cluster, ansible_task, workers):
 
 
 def test_wrong_token(cluster, ansible_task, workers):
-    env = {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": cluster.server, "K8S_AUTH_API_KEY": "not-a-valid-token",
-           "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert}
+    env = {
+        "K8S_AUTH_KUBECONFIG": None,
+        "K8S_AUTH_HOST": cluster.server,
+        "K8S_AUTH_API_KEY": "not-a-valid-token",
+        "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert,
+    }
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, {"source": workers[0], "instance_type": GPU_TYPE}, env=env)
     assert result.get("failed") is True

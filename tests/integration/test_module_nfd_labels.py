@@ -14,7 +14,6 @@ __metaclass__ = type
 
 
 import pytest
-
 from waiting import wait_until
 
 MODULE = "gpuops.cluster.nfd_labels"
@@ -42,6 +41,7 @@ def labels(cluster, name):
 @pytest.fixture(scope="module")
 def workers(cluster):
     """Names of the worker nodes machine-api created from the seeded MachineSets."""
+
     def three():
         found = nodes(cluster, WORKERS)
         return found if len(found) >= 3 else None
@@ -81,19 +81,38 @@ def test_gpu_node_labelled_by_nfd_is_found(cluster, ansible_task, workers, names
     from kubernetes import client
 
     seeded = client.CustomObjectsApi(cluster.api).list_namespaced_custom_object(
-        GROUP, VERSION, "openshift-machine-api", "machinesets")["items"]
-    source = sorted(m["metadata"]["name"] for m in seeded
-                    if m["spec"]["template"]["metadata"]["labels"].get("machine.openshift.io/cluster-api-machine-role")
-                    == "worker")[0]
-    ms = ansible_task("gpuops.cluster.machineset_clone", {
-        "source": source, "instance_type": "g4dn.xlarge", "name": "nfd-test-gpu",
-        "wait": True, "wait_sleep": 1, "wait_timeout": 180})
+        GROUP, VERSION, "openshift-machine-api", "machinesets"
+    )["items"]
+    source = sorted(
+        m["metadata"]["name"]
+        for m in seeded
+        if m["spec"]["template"]["metadata"]["labels"].get("machine.openshift.io/cluster-api-machine-role") == "worker"
+    )[0]
+    ms = ansible_task(
+        "gpuops.cluster.machineset_clone",
+        {
+            "source": source,
+            "instance_type": "g4dn.xlarge",
+            "name": "nfd-test-gpu",
+            "wait": True,
+            "wait_sleep": 1,
+            "wait_timeout": 180,
+        },
+    )
     assert not ms.get("failed"), ms
     try:
         client.CustomObjectsApi(cluster.api).create_namespaced_custom_object(
-            "nfd.openshift.io", "v1", namespace, "nodefeaturediscoveries",
-            {"apiVersion": "nfd.openshift.io/v1", "kind": "NodeFeatureDiscovery",
-             "metadata": {"name": "nfd-instance", "namespace": namespace}, "spec": {}})
+            "nfd.openshift.io",
+            "v1",
+            namespace,
+            "nodefeaturediscoveries",
+            {
+                "apiVersion": "nfd.openshift.io/v1",
+                "kind": "NodeFeatureDiscovery",
+                "metadata": {"name": "nfd-instance", "namespace": namespace},
+                "spec": {},
+            },
+        )
         mark = cluster.audit.mark()
         result = ansible_task(MODULE, {"wait_for": {"gpu_nodes": 1}, "wait_timeout": 180, "wait_sleep": 2})
         assert not result.get("failed"), result
@@ -109,14 +128,17 @@ def test_gpu_node_labelled_by_nfd_is_found(cluster, ansible_task, workers, names
         # workers have NFD labels too, but no NVIDIA PCI device
         assert not any(n["gpu"] for n in result["nodes"] if n["name"] in workers)
     finally:
-        ansible_task("gpuops.cluster.machineset_clone", {"state": "absent", "name": "nfd-test-gpu", "wait": True,
-                                                         "wait_sleep": 1, "wait_timeout": 120})
+        ansible_task(
+            "gpuops.cluster.machineset_clone",
+            {"state": "absent", "name": "nfd-test-gpu", "wait": True, "wait_sleep": 1, "wait_timeout": 120},
+        )
 
 
 def test_wait_for_times_out_with_progress(cluster, ansible_task, workers):
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, {"node_selector": WORKERS, "wait_for": {"gpu_nodes": 50},
-                                   "wait_timeout": 3, "wait_sleep": 1})
+    result = ansible_task(
+        MODULE, {"node_selector": WORKERS, "wait_for": {"gpu_nodes": 50}, "wait_timeout": 3, "wait_sleep": 1}
+    )
     assert result.get("failed") is True
     assert result["msg"].startswith("wait_timeout:") and "/50 nodes labelled" in result["msg"], result["msg"]
     assert result["progress"]
@@ -179,17 +201,29 @@ def test_label_check_first_second_diff_absent(cluster, ansible_task, workers):
 
 
 BAD_INPUTS = [
-    ("selector_matches_nothing", {"node_selector": TEST_PREFIX + "nothing=here", "labels": {TEST_PREFIX + "a": "b"}},
-     "node_selector", "matches no Node"),
-    ("unknown_node_name", {"node_names": ["{w0}", "ghost-node"], "labels": {TEST_PREFIX + "a": "b"}}, "node_names",
-     "ghost-node"),
+    (
+        "selector_matches_nothing",
+        {"node_selector": TEST_PREFIX + "nothing=here", "labels": {TEST_PREFIX + "a": "b"}},
+        "node_selector",
+        "matches no Node",
+    ),
+    (
+        "unknown_node_name",
+        {"node_names": ["{w0}", "ghost-node"], "labels": {TEST_PREFIX + "a": "b"}},
+        "node_names",
+        "ghost-node",
+    ),
     ("bad_key", {"node_selector": WORKERS, "labels": {"Gpuops.IO/x": "1"}}, "labels", "Gpuops.IO/x"),
     ("key_name_too_long", {"node_selector": WORKERS, "labels": {TEST_PREFIX + "k" * 64: "1"}}, "labels", "63"),
     ("bad_value", {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "not valid!"}}, "labels", "not valid!"),
     ("no_selection", {"labels": {TEST_PREFIX + "a": "b"}}, "node_selector", "explicit set of nodes"),
     ("timeout_too_small", {"wait_for": {"gpu_nodes": 1}, "wait_timeout": 0}, "wait_timeout", "too small"),
-    ("selector_syntax", {"node_selector": "gpu in (a", "labels": {TEST_PREFIX + "a": "b"}}, "node_selector",
-     "rejected the selector"),
+    (
+        "selector_syntax",
+        {"node_selector": "gpu in (a", "labels": {TEST_PREFIX + "a": "b"}},
+        "node_selector",
+        "rejected the selector",
+    ),
     ("absent_without_labels", {"node_selector": WORKERS, "state": "absent"}, "labels", "list the label keys"),
 ]
 
@@ -208,16 +242,24 @@ def test_bad_input_fails_clearly_and_writes_nothing(cluster, ansible_task, worke
 
 
 def test_unreachable_api(cluster, ansible_task):
-    env = {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": "https://127.0.0.1:1", "K8S_AUTH_API_KEY": "x",
-           "K8S_AUTH_VERIFY_SSL": "false"}
+    env = {
+        "K8S_AUTH_KUBECONFIG": None,
+        "K8S_AUTH_HOST": "https://127.0.0.1:1",
+        "K8S_AUTH_API_KEY": "x",
+        "K8S_AUTH_VERIFY_SSL": "false",
+    }
     result = ansible_task(MODULE, {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
     assert result.get("failed") is True
     assert result["msg"].startswith("host:") and "cannot reach" in result["msg"], result["msg"]
 
 
 def test_wrong_token(cluster, ansible_task, workers):
-    env = {"K8S_AUTH_KUBECONFIG": None, "K8S_AUTH_HOST": cluster.server, "K8S_AUTH_API_KEY": "not-a-valid-token",
-           "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert}
+    env = {
+        "K8S_AUTH_KUBECONFIG": None,
+        "K8S_AUTH_HOST": cluster.server,
+        "K8S_AUTH_API_KEY": "not-a-valid-token",
+        "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert,
+    }
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
     assert result.get("failed") is True

@@ -15,7 +15,6 @@ import time
 import uuid
 
 import pytest
-
 from simopenshift.control import wait_match  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
@@ -44,27 +43,46 @@ def ns(kube):
     name = "sim-build-" + uuid.uuid4().hex[:5]
     kube.create(NAMESPACES, {"metadata": {"name": name}})
     wait_for(lambda: kube.get(SERVICEACCOUNTS, "builder", name), 20, what="builder ServiceAccount")
-    kube.create(apis.IMAGESTREAMS, {"apiVersion": apis.IMAGESTREAMS.api_version, "kind": "ImageStream",
-                                    "metadata": {"name": "nvidia-driver", "namespace": name}, "spec": {}})
+    kube.create(
+        apis.IMAGESTREAMS,
+        {
+            "apiVersion": apis.IMAGESTREAMS.api_version,
+            "kind": "ImageStream",
+            "metadata": {"name": "nvidia-driver", "namespace": name},
+            "spec": {},
+        },
+    )
     yield name
     kube.delete(NAMESPACES, name)
 
 
-def buildconfig(kube, ns, name="driver", kernel=KERNEL, base=None, secrets=None, volumes=None, triggers=None,
-                tag=None):
-    base = base or {"kind": "ImageStreamTag", "name": "driver-toolkit:" + catalog.CLUSTER_RHCOS_BUILD,
-                    "namespace": "openshift"}
+def buildconfig(kube, ns, name="driver", kernel=KERNEL, base=None, secrets=None, volumes=None, triggers=None, tag=None):
+    base = base or {
+        "kind": "ImageStreamTag",
+        "name": "driver-toolkit:" + catalog.CLUSTER_RHCOS_BUILD,
+        "namespace": "openshift",
+    }
     source = {"type": "Dockerfile", "dockerfile": DOCKERFILE}
     if secrets:
         source["secrets"] = secrets
-    strategy = {"type": "Docker", "dockerStrategy": {"from": base, "buildArgs": [
-        {"name": "KERNEL_VERSION", "value": kernel}]}}
+    strategy = {
+        "type": "Docker",
+        "dockerStrategy": {"from": base, "buildArgs": [{"name": "KERNEL_VERSION", "value": kernel}]},
+    }
     if volumes:
         strategy["dockerStrategy"]["volumes"] = volumes
-    body = {"apiVersion": apis.BUILDCONFIGS.api_version, "kind": "BuildConfig",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"runPolicy": "Serial", "triggers": triggers or [], "source": source, "strategy": strategy,
-                     "output": {"to": {"kind": "ImageStreamTag", "name": "nvidia-driver:%s" % (tag or kernel)}}}}
+    body = {
+        "apiVersion": apis.BUILDCONFIGS.api_version,
+        "kind": "BuildConfig",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "runPolicy": "Serial",
+            "triggers": triggers or [],
+            "source": source,
+            "strategy": strategy,
+            "output": {"to": {"kind": "ImageStreamTag", "name": "nvidia-driver:%s" % (tag or kernel)}},
+        },
+    }
     return kube.create(apis.BUILDCONFIGS, body)
 
 
@@ -82,8 +100,11 @@ def phase_of(kube, ns, name):
 
 
 def wait_phase(kube, ns, name, phase, timeout=30):
-    return wait_for(lambda: phase_of(kube, ns, name) == phase and build_of(kube, ns, name), timeout,
-                    what="build %s %s" % (name, phase))
+    return wait_for(
+        lambda: phase_of(kube, ns, name) == phase and build_of(kube, ns, name),
+        timeout,
+        what="build %s %s" % (name, phase),
+    )
 
 
 def test_driver_build_on_the_driver_toolkit_completes(cluster, kube, ns):
@@ -110,21 +131,29 @@ def test_driver_build_on_the_driver_toolkit_completes(cluster, kube, ns):
     status = build["status"]
     digest = status["output"]["to"]["imageDigest"]
     assert digest.startswith("sha256:") and len(digest) == 71
-    assert status["outputDockerImageReference"] == \
-        "image-registry.openshift-image-registry.svc:5000/%s/nvidia-driver:%s" % (ns, KERNEL)
+    assert status[
+        "outputDockerImageReference"
+    ] == "image-registry.openshift-image-registry.svc:5000/%s/nvidia-driver:%s" % (ns, KERNEL)
     assert status["config"] == {"kind": "BuildConfig", "name": "driver", "namespace": ns}
     assert status["startTimestamp"] <= status["completionTimestamp"]
-    assert status["duration"] > 10 ** 9            # nanoseconds, as time.Duration serializes
+    assert status["duration"] > 10**9  # nanoseconds, as time.Duration serializes
     assert "logSnippet" not in status
     stream = kube.get(apis.IMAGESTREAMS, "nvidia-driver", ns)
-    assert stream["status"]["dockerImageRepository"] == \
-        "image-registry.openshift-image-registry.svc:5000/%s/nvidia-driver" % ns
+    assert (
+        stream["status"]["dockerImageRepository"]
+        == "image-registry.openshift-image-registry.svc:5000/%s/nvidia-driver" % ns
+    )
     item = {t["tag"]: t["items"] for t in stream["status"]["tags"]}[KERNEL][0]
     assert item["image"] == digest
-    assert item["dockerImageReference"] == \
-        "image-registry.openshift-image-registry.svc:5000/%s/nvidia-driver@%s" % (ns, digest)
-    wait_for(lambda: (kube.get(apis.BUILDCONFIGS, "driver", ns).get("status") or {}).get("lastVersion") == 1, 10,
-             what="BuildConfig lastVersion 1")
+    assert item["dockerImageReference"] == "image-registry.openshift-image-registry.svc:5000/%s/nvidia-driver@%s" % (
+        ns,
+        digest,
+    )
+    wait_for(
+        lambda: (kube.get(apis.BUILDCONFIGS, "driver", ns).get("status") or {}).get("lastVersion") == 1,
+        10,
+        what="BuildConfig lastVersion 1",
+    )
     pod = kube.get(PODS, "driver-1-build", ns)
     assert pod["status"]["phase"] == "Succeeded"
     assert pod["metadata"]["labels"]["openshift.io/build.name"] == "driver-1"
@@ -147,12 +176,19 @@ def test_kernel_mismatch_with_the_driver_toolkit_fails_the_build(cluster, kube, 
     stream = kube.get(apis.IMAGESTREAMS, "nvidia-driver", ns)
     assert not [t for t in (stream.get("status") or {}).get("tags") or [] if t["tag"] == other]
     assert kube.get(PODS, "driver-1-build", ns)["status"]["phase"] == "Failed"
-    assert KERNEL in pod_log(cluster.api, "driver-1-build", ns)   # the DTK's own kernel is printed
+    assert KERNEL in pod_log(cluster.api, "driver-1-build", ns)  # the DTK's own kernel is printed
 
 
 def test_missing_base_image_keeps_the_build_new_until_it_appears(kube, ns):
-    kube.create(apis.IMAGESTREAMS, {"apiVersion": apis.IMAGESTREAMS.api_version, "kind": "ImageStream",
-                                    "metadata": {"name": "base", "namespace": ns}, "spec": {}})
+    kube.create(
+        apis.IMAGESTREAMS,
+        {
+            "apiVersion": apis.IMAGESTREAMS.api_version,
+            "kind": "ImageStream",
+            "metadata": {"name": "base", "namespace": ns},
+            "spec": {},
+        },
+    )
     bc = buildconfig(kube, ns, base={"kind": "ImageStreamTag", "name": "base:v1"})
     start_build(kube, bc)
     build = wait_match(
@@ -166,8 +202,24 @@ def test_missing_base_image_keeps_the_build_new_until_it_appears(kube, ns):
     assert build["status"]["message"] == "Referenced image could not be resolved."
     time.sleep(1.5)
     assert phase_of(kube, ns, "driver-1") == "New"
-    kube.patch(apis.IMAGESTREAMS, "base", {"spec": {"tags": [{"name": "v1", "from": {
-        "kind": "DockerImage", "name": "registry.access.redhat.com/ubi9/ubi@sha256:" + "a" * 64}}]}}, ns)
+    kube.patch(
+        apis.IMAGESTREAMS,
+        "base",
+        {
+            "spec": {
+                "tags": [
+                    {
+                        "name": "v1",
+                        "from": {
+                            "kind": "DockerImage",
+                            "name": "registry.access.redhat.com/ubi9/ubi@sha256:" + "a" * 64,
+                        },
+                    }
+                ]
+            }
+        },
+        ns,
+    )
     # UBI base + KERNEL_VERSION needs an entitlement: it now runs, then fails for that reason.
     build = wait_phase(kube, ns, "driver-1", "Failed", timeout=30)
     assert "not registered with an entitlement server" in build["status"]["logSnippet"]
@@ -189,14 +241,21 @@ def test_missing_output_stream_is_invalid_output_reference(kube, ns):
 
 def entitlement_secret(kube, ns, name="etc-pki-entitlement"):
     pem = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nsim\n-----END CERTIFICATE-----\n").decode()
-    kube.create(SECRETS, {"metadata": {"name": name, "namespace": ns},
-                          "data": {"entitlement.pem": pem, "entitlement-key.pem": pem}})
+    kube.create(
+        SECRETS,
+        {"metadata": {"name": name, "namespace": ns}, "data": {"entitlement.pem": pem, "entitlement-key.pem": pem}},
+    )
 
 
 def test_missing_secret_keeps_the_build_pending(kube, ns):
     ubi = {"kind": "DockerImage", "name": "registry.access.redhat.com/ubi9/ubi:latest"}
-    volumes = [{"name": "etc-pki-entitlement", "source": {"type": "Secret", "secret": {"secretName": "etc-pki-entitlement"}},
-                "mounts": [{"destinationPath": "/etc/pki/entitlement"}]}]
+    volumes = [
+        {
+            "name": "etc-pki-entitlement",
+            "source": {"type": "Secret", "secret": {"secretName": "etc-pki-entitlement"}},
+            "mounts": [{"destinationPath": "/etc/pki/entitlement"}],
+        }
+    ]
     bc = buildconfig(kube, ns, base=ubi, volumes=volumes)
     start_build(kube, bc)
     wait_phase(kube, ns, "driver-1", "Pending")
@@ -204,6 +263,7 @@ def test_missing_secret_keeps_the_build_pending(kube, ns):
     def failed_mount():
         events = kube.list(EVENTS, ns)[0]
         return [e for e in events if e["reason"] == "FailedMount" and e["involvedObject"]["name"] == "driver-1-build"]
+
     event = wait_for(failed_mount, 20, what="FailedMount event on the build pod")[0]
     assert 'secret "etc-pki-entitlement" not found' in event["message"]
     pod = kube.get(PODS, "driver-1-build", ns)
@@ -222,26 +282,55 @@ def test_cluster_wide_entitlement_lets_ubi_builds_install_kernel_devel(kube, ns)
     failed = wait_phase(kube, ns, "driver-1", "Failed")
     assert "Unable to find a match: kernel-devel-%s" % KERNEL in failed["status"]["logSnippet"]
     pem = "data:text/plain;charset=utf-8;base64," + base64.b64encode(b"sim-cert").decode()
-    mc = {"apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig",
-          "metadata": {"name": "50-entitlement-pem-" + ns, "labels": {"machineconfiguration.openshift.io/role": "worker"}},
-          "spec": {"config": {"ignition": {"version": "3.2.0"}, "storage": {"files": [
-              {"path": "/etc/pki/entitlement/entitlement.pem", "mode": 420, "overwrite": True,
-               "contents": {"source": pem}}]}}}}
+    mc = {
+        "apiVersion": apis.MACHINECONFIGS.api_version,
+        "kind": "MachineConfig",
+        "metadata": {
+            "name": "50-entitlement-pem-" + ns,
+            "labels": {"machineconfiguration.openshift.io/role": "worker"},
+        },
+        "spec": {
+            "config": {
+                "ignition": {"version": "3.2.0"},
+                "storage": {
+                    "files": [
+                        {
+                            "path": "/etc/pki/entitlement/entitlement.pem",
+                            "mode": 420,
+                            "overwrite": True,
+                            "contents": {"source": pem},
+                        }
+                    ]
+                },
+            }
+        },
+    }
     kube.patch(apis.MACHINECONFIGPOOLS, "worker", {"spec": {"maxUnavailable": "100%"}})
     kube.create(apis.MACHINECONFIGS, mc)
     try:
+
         def rolled_out():
             pool = kube.get(apis.MACHINECONFIGPOOLS, "worker")
             sources = [s["name"] for s in (pool["status"].get("configuration") or {}).get("source") or []]
             return mc["metadata"]["name"] in sources and (condition(pool, "Updated") or {}).get("status") == "True"
+
         wait_for(rolled_out, 60, what="entitlement MachineConfig rolled out")
         start_build(kube, kube.get(apis.BUILDCONFIGS, "driver", ns), number=2)
         wait_phase(kube, ns, "driver-2", "Complete")
     finally:
         kube.delete(apis.MACHINECONFIGS, mc["metadata"]["name"])
-        wait_for(lambda: mc["metadata"]["name"] not in [
-            s["name"] for s in (kube.get(apis.MACHINECONFIGPOOLS, "worker")["status"].get("configuration") or {})
-            .get("source") or []], 60, what="rolled back")
+        wait_for(
+            lambda: mc["metadata"]["name"]
+            not in [
+                s["name"]
+                for s in (kube.get(apis.MACHINECONFIGPOOLS, "worker")["status"].get("configuration") or {}).get(
+                    "source"
+                )
+                or []
+            ],
+            60,
+            what="rolled back",
+        )
         kube.patch(apis.MACHINECONFIGPOOLS, "worker", {"spec": {"maxUnavailable": None}})
 
 
@@ -255,5 +344,6 @@ def test_config_change_trigger_and_serial_run_policy(kube, ns):
     assert phase_of(kube, ns, "driver-2") == "New"
     wait_phase(kube, ns, "driver-1", "Complete")
     wait_phase(kube, ns, "driver-2", "Complete")
-    wait_for(lambda: kube.get(apis.BUILDCONFIGS, "driver", ns)["status"].get("lastVersion") == 2, 10,
-             what="lastVersion 2")
+    wait_for(
+        lambda: kube.get(apis.BUILDCONFIGS, "driver", ns)["status"].get("lastVersion") == 2, 10, what="lastVersion 2"
+    )

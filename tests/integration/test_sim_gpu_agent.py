@@ -26,9 +26,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from simopenshift import apis, catalog, control, manifests  # noqa: E402
 from simopenshift.builds import build_from_config  # noqa: E402
 from simopenshift.kube import (  # noqa: E402
-    CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, labels_of, node_ready,
+    CONFIGMAPS,
+    DAEMONSETS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    SERVICEACCOUNTS,
+    labels_of,
+    node_ready,
 )
-from simopenshift.testing import Client, allocatable, capacity, container_status, node_label, pod_log, wait_for  # noqa: E402
+from simopenshift.testing import (
+    Client,
+    allocatable,
+    capacity,
+    container_status,
+    node_label,
+    pod_log,
+    wait_for,
+)  # noqa: E402
 
 pytestmark = pytest.mark.integration
 BUILD = catalog.cluster_build()
@@ -53,18 +68,37 @@ def env(kube):
         annotations = {catalog.ANN_GPU_COUNT: str(gpus)}
         if product:
             annotations[catalog.ANN_GPU_PRODUCT] = product
-        kube.create(NODES, {
-            "metadata": {"name": name, "annotations": annotations,
-                         "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "sim-test": tag}},
-            "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                       "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                       "nodeInfo": {"kernelVersion": BUILD.kernel, "osImage": BUILD.os_image,
-                                    "architecture": "amd64", "operatingSystem": "linux"}},
-        })
+        kube.create(
+            NODES,
+            {
+                "metadata": {
+                    "name": name,
+                    "annotations": annotations,
+                    "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "sim-test": tag},
+                },
+                "status": {
+                    "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                    "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                    "nodeInfo": {
+                        "kernelVersion": BUILD.kernel,
+                        "osImage": BUILD.os_image,
+                        "architecture": "amd64",
+                        "operatingSystem": "linux",
+                    },
+                },
+            },
+        )
         made.append(name)
         wait_for(lambda: control.node_is_ready(kube.api, name), 30, what="node %s Ready" % name)
-        wait_for(lambda: not [t for t in kube.get(NODES, name)["spec"].get("taints") or []
-                              if t["key"] == "node.kubernetes.io/not-ready"], 30, what="not-ready taint gone")
+        wait_for(
+            lambda: not [
+                t
+                for t in kube.get(NODES, name)["spec"].get("taints") or []
+                if t["key"] == "node.kubernetes.io/not-ready"
+            ],
+            30,
+            what="not-ready taint gone",
+        )
         return name
 
     yield type("Env", (), {"ns": ns, "tag": tag, "node": staticmethod(node), "selector": {"sim-test": tag}})
@@ -80,8 +114,11 @@ def stack(kube, env, driver=True, toolkit=True, plugin=True, gfd=False, plugin_c
     if toolkit:
         made.append(kube.create(DAEMONSETS, manifests.toolkit(env.ns, node_selector=env.selector)))
     if plugin:
-        made.append(kube.create(DAEMONSETS, manifests.device_plugin(env.ns, node_selector=env.selector,
-                                                                    config_map=plugin_config)))
+        made.append(
+            kube.create(
+                DAEMONSETS, manifests.device_plugin(env.ns, node_selector=env.selector, config_map=plugin_config)
+            )
+        )
     if gfd:
         made.append(kube.create(DAEMONSETS, manifests.gpu_feature_discovery(env.ns, node_selector=env.selector)))
     return made
@@ -96,16 +133,25 @@ def test_device_plugin_waits_for_driver_and_toolkit_then_advertises(cluster, kub
     node = env.node(gpus=2)
     stack(kube, env, driver=False, toolkit=False, plugin=True)
     plugin = wait_for(lambda: component_pod(kube, env.ns, "nvidia-device-plugin"), 20, what="device plugin pod")
-    wait_for(lambda: (container_status(kube.get(PODS, plugin["metadata"]["name"], env.ns)).get("state") or {})
-             .get("waiting", {}).get("reason") == "PodInitializing", 10, what="plugin waiting for the driver")
+    wait_for(
+        lambda: (container_status(kube.get(PODS, plugin["metadata"]["name"], env.ns)).get("state") or {})
+        .get("waiting", {})
+        .get("reason")
+        == "PodInitializing",
+        10,
+        what="plugin waiting for the driver",
+    )
     time.sleep(1.5)
-    assert capacity(kube, node) is None     # no driver: no resource
+    assert capacity(kube, node) is None  # no driver: no resource
     kube.create(DAEMONSETS, manifests.dcgm_exporter(env.ns, node_selector=env.selector))
     dcgm = wait_for(lambda: component_pod(kube, env.ns, "dcgm-exporter"), 20, what="dcgm-exporter pod")
     stack(kube, env, driver=True, toolkit=True, plugin=False)
     wait_for(lambda: allocatable(kube, node) == "2", 30, what="nvidia.com/gpu allocatable 2")
-    wait_for(lambda: container_status(kube.get(PODS, dcgm["metadata"]["name"], env.ns)).get("ready") is True, 20,
-             what="dcgm-exporter Ready once driver and toolkit are")
+    wait_for(
+        lambda: container_status(kube.get(PODS, dcgm["metadata"]["name"], env.ns)).get("ready") is True,
+        20,
+        what="dcgm-exporter Ready once driver and toolkit are",
+    )
     assert "Listening on :9400" in pod_log(cluster.api, dcgm["metadata"]["name"], env.ns)
     assert capacity(kube, node) == "2"
     driver = component_pod(kube, env.ns, "nvidia-driver")
@@ -113,14 +159,26 @@ def test_device_plugin_waits_for_driver_and_toolkit_then_advertises(cluster, kub
     assert "Done, now waiting for signal" in pod_log(cluster.api, driver["metadata"]["name"], env.ns)
     # Removing the device plugin removes the extended resource.
     kube.delete(DAEMONSETS, "nvidia-device-plugin-daemonset", env.ns)
-    wait_for(lambda: capacity(kube, node) is None and allocatable(kube, node) is None, 30,
-             what="nvidia.com/gpu removed with the device plugin")
+    wait_for(
+        lambda: capacity(kube, node) is None and allocatable(kube, node) is None,
+        30,
+        what="nvidia.com/gpu removed with the device plugin",
+    )
 
 
 def test_time_slicing_config_multiplies_the_gpus(kube, env):
     node = env.node(gpus=2)
-    kube.create(CONFIGMAPS, {"metadata": {"name": "time-slicing", "namespace": env.ns}, "data": {"any": (
-        "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n")}})
+    kube.create(
+        CONFIGMAPS,
+        {
+            "metadata": {"name": "time-slicing", "namespace": env.ns},
+            "data": {
+                "any": (
+                    "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+                )
+            },
+        },
+    )
     stack(kube, env, gfd=True, plugin_config="time-slicing")
     wait_for(lambda: allocatable(kube, node) == "8", 30, what="2 GPUs x 4 replicas")
     wait_for(lambda: node_label(kube, node, "nvidia.com/gpu.replicas") == "4", 20, what="GFD replicas label")
@@ -135,8 +193,11 @@ def test_validation_fails_with_a_useful_log_without_a_driver(cluster, kube, env)
     pod = manifests.validation_pod(env.ns, "driver-validation", gpus=0)
     pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
     kube.create(PODS, pod)
-    wait_for(lambda: (kube.get(PODS, "driver-validation", env.ns).get("status") or {}).get("phase") == "Failed", 30,
-             what="validation Failed")
+    wait_for(
+        lambda: (kube.get(PODS, "driver-validation", env.ns).get("status") or {}).get("phase") == "Failed",
+        30,
+        what="validation Failed",
+    )
     status = container_status(kube.get(PODS, "driver-validation", env.ns))
     terminated = status["state"]["terminated"]
     assert terminated["exitCode"] == 1 and terminated["reason"] == "Error"
@@ -146,22 +207,39 @@ def test_validation_fails_with_a_useful_log_without_a_driver(cluster, kube, env)
     retry = manifests.validation_pod(env.ns, "driver-validation-retry", gpus=0, restart_policy="OnFailure")
     retry["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
     kube.create(PODS, retry)
-    wait_for(lambda: container_status(kube.get(PODS, "driver-validation-retry", env.ns)).get("restartCount", 0) >= 1,
-             20, what="OnFailure restarts")
+    wait_for(
+        lambda: container_status(kube.get(PODS, "driver-validation-retry", env.ns)).get("restartCount", 0) >= 1,
+        20,
+        what="OnFailure restarts",
+    )
     assert kube.get(PODS, "driver-validation-retry", env.ns)["status"]["phase"] == "Running"
     stack(kube, env, plugin=False)
-    wait_for(lambda: (kube.get(PODS, "driver-validation-retry", env.ns).get("status") or {}).get("phase")
-             == "Succeeded", 30, what="validation Succeeded once the driver is ready")
+    wait_for(
+        lambda: (kube.get(PODS, "driver-validation-retry", env.ns).get("status") or {}).get("phase") == "Succeeded",
+        30,
+        what="validation Succeeded once the driver is ready",
+    )
     assert "Test PASSED" in pod_log(cluster.api, "driver-validation-retry", env.ns)
 
 
 def test_ordinary_pods_on_gpu_nodes_are_still_run_by_kwok(kube, env):
     node = env.node(gpus=1)
-    kube.create(PODS, {"metadata": {"name": "plain", "namespace": env.ns},
-                       "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "restartPolicy": "Never",
-                                "containers": [{"name": "c", "image": "registry.access.redhat.com/ubi9/ubi"}]}})
-    wait_for(lambda: (kube.get(PODS, "plain", env.ns).get("status") or {}).get("phase") == "Succeeded", 30,
-             what="plain pod completed by kwok")
+    kube.create(
+        PODS,
+        {
+            "metadata": {"name": "plain", "namespace": env.ns},
+            "spec": {
+                "nodeSelector": {"kubernetes.io/hostname": node},
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "registry.access.redhat.com/ubi9/ubi"}],
+            },
+        },
+    )
+    wait_for(
+        lambda: (kube.get(PODS, "plain", env.ns).get("status") or {}).get("phase") == "Succeeded",
+        30,
+        what="plain pod completed by kwok",
+    )
 
 
 def test_broken_node_goes_not_ready_and_back(kube, env):
@@ -169,11 +247,17 @@ def test_broken_node_goes_not_ready_and_back(kube, env):
     control.break_node(kube.api, node)
     wait_for(lambda: not node_ready(kube.get(NODES, node)), 10, what="NotReady")
     # The node lifecycle controller taints it, as for a real dead kubelet.
-    wait_for(lambda: [t for t in kube.get(NODES, node)["spec"].get("taints") or []
-                      if t["key"] == "node.kubernetes.io/unreachable" or t["key"] == "node.kubernetes.io/not-ready"], 30,
-             what="not-ready taint")
+    wait_for(
+        lambda: [
+            t
+            for t in kube.get(NODES, node)["spec"].get("taints") or []
+            if t["key"] == "node.kubernetes.io/unreachable" or t["key"] == "node.kubernetes.io/not-ready"
+        ],
+        30,
+        what="not-ready taint",
+    )
     time.sleep(1.5)
-    assert not node_ready(kube.get(NODES, node))    # kwok does not bring it back behind our back
+    assert not node_ready(kube.get(NODES, node))  # kwok does not bring it back behind our back
     control.repair_node(kube.api, node)
     wait_for(lambda: control.node_is_ready(kube.api, node), 20, what="Ready again")
 
@@ -182,19 +266,40 @@ def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
     if cluster.profile != "openshift":
         pytest.skip("needs the openshift profile (builds)")
     node = env.node(gpus=1, product="Tesla-T4")
-    kube.create(apis.IMAGESTREAMS, {"apiVersion": apis.IMAGESTREAMS.api_version, "kind": "ImageStream",
-                                    "metadata": {"name": "nvidia-driver", "namespace": env.ns}, "spec": {}})
-    bc = kube.create(apis.BUILDCONFIGS, {
-        "apiVersion": apis.BUILDCONFIGS.api_version, "kind": "BuildConfig",
-        "metadata": {"name": "driver", "namespace": env.ns},
-        "spec": {"source": {"type": "Dockerfile", "dockerfile": "FROM dtk\nRUN make\n"},
-                 "strategy": {"type": "Docker", "dockerStrategy": {
-                     "from": {"kind": "ImageStreamTag", "name": "driver-toolkit:latest", "namespace": "openshift"},
-                     "buildArgs": [{"name": "KERNEL_VERSION", "value": BUILD.kernel}]}},
-                 "output": {"to": {"kind": "ImageStreamTag", "name": "nvidia-driver:" + BUILD.kernel}}}})
+    kube.create(
+        apis.IMAGESTREAMS,
+        {
+            "apiVersion": apis.IMAGESTREAMS.api_version,
+            "kind": "ImageStream",
+            "metadata": {"name": "nvidia-driver", "namespace": env.ns},
+            "spec": {},
+        },
+    )
+    bc = kube.create(
+        apis.BUILDCONFIGS,
+        {
+            "apiVersion": apis.BUILDCONFIGS.api_version,
+            "kind": "BuildConfig",
+            "metadata": {"name": "driver", "namespace": env.ns},
+            "spec": {
+                "source": {"type": "Dockerfile", "dockerfile": "FROM dtk\nRUN make\n"},
+                "strategy": {
+                    "type": "Docker",
+                    "dockerStrategy": {
+                        "from": {"kind": "ImageStreamTag", "name": "driver-toolkit:latest", "namespace": "openshift"},
+                        "buildArgs": [{"name": "KERNEL_VERSION", "value": BUILD.kernel}],
+                    },
+                },
+                "output": {"to": {"kind": "ImageStreamTag", "name": "nvidia-driver:" + BUILD.kernel}},
+            },
+        },
+    )
     kube.create(apis.BUILDS, build_from_config(bc, 1))
-    wait_for(lambda: ((kube.get(apis.BUILDS, "driver-1", env.ns) or {}).get("status") or {}).get("phase") == "Complete",
-             40, what="driver build Complete")
+    wait_for(
+        lambda: ((kube.get(apis.BUILDS, "driver-1", env.ns) or {}).get("status") or {}).get("phase") == "Complete",
+        40,
+        what="driver build Complete",
+    )
     image = "%s/%s/nvidia-driver:%s" % (catalog.INTERNAL_REGISTRY, env.ns, BUILD.kernel)
     kube.create(DAEMONSETS, manifests.driver(env.ns, name="built-driver", image=image, node_selector=env.selector))
     missing = "%s/%s/nvidia-driver:no-such-tag" % (catalog.INTERNAL_REGISTRY, env.ns)
@@ -203,12 +308,23 @@ def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
     def driver_pod(app):
         pods = [p for p in kube.list(PODS, env.ns)[0] if labels_of(p).get("app") == app]
         return pods[0] if pods else None
-    wait_for(lambda: container_status(driver_pod("built-driver") or {}).get("ready") is True, 30,
-             what="built driver Ready on the matching kernel")
-    waiting = wait_for(lambda: (container_status(driver_pod("missing-image") or {}).get("state") or {}).get("waiting"), 20,
-                       what="missing image waiting")
+
+    wait_for(
+        lambda: container_status(driver_pod("built-driver") or {}).get("ready") is True,
+        30,
+        what="built driver Ready on the matching kernel",
+    )
+    waiting = wait_for(
+        lambda: (container_status(driver_pod("missing-image") or {}).get("state") or {}).get("waiting"),
+        20,
+        what="missing image waiting",
+    )
     assert waiting["reason"] == "ImagePullBackOff" and missing in waiting["message"]
     # The same image on another kernel no longer loads.
     control.upgrade_kernel(cluster.api, node, "5.14.0-427.50.1.el9_4.x86_64")
-    wait_for(lambda: (container_status(driver_pod("built-driver")).get("state") or {}).get("waiting", {}).get("reason")
-             == "CrashLoopBackOff", 20, what="built driver crash-loops after the kernel upgrade")
+    wait_for(
+        lambda: (container_status(driver_pod("built-driver")).get("state") or {}).get("waiting", {}).get("reason")
+        == "CrashLoopBackOff",
+        20,
+        what="built driver crash-loops after the kernel upgrade",
+    )

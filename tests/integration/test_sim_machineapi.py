@@ -13,16 +13,21 @@ import time
 import uuid
 
 import pytest
-
-from simopenshift.control import wait_match  # noqa: E402
 from kubernetes.utils import parse_quantity
+from simopenshift.control import wait_match  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import apis, catalog  # noqa: E402
 from simopenshift.kube import NODES, labels_of  # noqa: E402
 from simopenshift.testing import (  # noqa: E402
-    clone_machineset, delete_machineset, machines_of, ready_nodes_of, scale, wait_for, worker_machinesets,
+    clone_machineset,
+    delete_machineset,
+    machines_of,
+    ready_nodes_of,
+    scale,
+    wait_for,
+    worker_machinesets,
 )
 
 pytestmark = pytest.mark.integration
@@ -45,8 +50,10 @@ def machineset(kube):
 
 
 def test_scale_up_walks_machine_phases_and_registers_the_node(kube, machineset):
-    name = machineset(node_labels={"gpuops.test/role": "sim"},
-                      taints=[{"key": "gpuops.test/dedicated", "value": "x", "effect": "NoSchedule"}])
+    name = machineset(
+        node_labels={"gpuops.test/role": "sim"},
+        taints=[{"key": "gpuops.test/dedicated", "value": "x", "effect": "NoSchedule"}],
+    )
     scale(kube, name, 1)
     phases = []
 
@@ -73,10 +80,12 @@ def test_scale_up_walks_machine_phases_and_registers_the_node(kube, machineset):
 
     (node,) = ready_nodes_of(kube, name, 1)
     assert node["metadata"]["name"] == machine["status"]["nodeRef"]["name"] == addresses["InternalDNS"]
-    assert node["metadata"]["annotations"]["machine.openshift.io/machine"] == \
-        "openshift-machine-api/" + machine["metadata"]["name"]
+    assert (
+        node["metadata"]["annotations"]["machine.openshift.io/machine"]
+        == "openshift-machine-api/" + machine["metadata"]["name"]
+    )
     labels = labels_of(node)
-    assert labels["gpuops.test/role"] == "sim"                       # template spec.metadata.labels
+    assert labels["gpuops.test/role"] == "sim"  # template spec.metadata.labels
     assert labels["node-role.kubernetes.io/worker"] == ""
     assert labels["topology.kubernetes.io/zone"] == "us-east-2b"
     assert labels["node.kubernetes.io/instance-type"] == "m6i.xlarge"
@@ -86,8 +95,10 @@ def test_scale_up_walks_machine_phases_and_registers_the_node(kube, machineset):
     assert parse_quantity(node["status"]["capacity"]["memory"]) == itype.memory_mib * 1024 * 1024
     # MCO annotations: the node booted with its pool's current rendered config.
     pool = kube.get(apis.MACHINECONFIGPOOLS, "worker")
-    assert node["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"] == \
-        pool["spec"]["configuration"]["name"]
+    assert (
+        node["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"]
+        == pool["spec"]["configuration"]["name"]
+    )
 
     ms = wait_match(
         lambda: kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS),
@@ -105,7 +116,7 @@ def test_scale_down_deletes_machines_and_nodes_newest_first(kube, machineset):
     nodes = ready_nodes_of(kube, name, 2)
     kube.patch(apis.MACHINESETS, name, {"spec": {"deletePolicy": "Newest"}}, apis.MACHINE_API_NS)
     machines = sorted(machines_of(kube, name), key=lambda m: m["metadata"]["creationTimestamp"])
-    time.sleep(1.1)   # distinct creationTimestamps (second resolution) for the third machine
+    time.sleep(1.1)  # distinct creationTimestamps (second resolution) for the third machine
     scale(kube, name, 3)
     ready_nodes_of(kube, name, 3)
     newest = max(machines_of(kube, name), key=lambda m: m["metadata"]["creationTimestamp"])
@@ -117,15 +128,20 @@ def test_scale_down_deletes_machines_and_nodes_newest_first(kube, machineset):
     assert kube.get(NODES, newest["status"]["nodeRef"]["name"]) is None
     for node in nodes:
         assert kube.get(NODES, node["metadata"]["name"]) is not None
-    wait_for(lambda: kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS)["status"]["replicas"] == 2, 20,
-             what="status.replicas 2")
+    wait_for(
+        lambda: kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS)["status"]["replicas"] == 2,
+        20,
+        what="status.replicas 2",
+    )
 
 
 def test_unknown_instance_type_fails_the_machine(kube, machineset):
     name = machineset(instance_type="p9.mega", replicas=1)
-    machine = wait_for(lambda: next((m for m in machines_of(kube, name)
-                                     if (m.get("status") or {}).get("phase") == "Failed"), None), 20,
-                       what="machine Failed")
+    machine = wait_for(
+        lambda: next((m for m in machines_of(kube, name) if (m.get("status") or {}).get("phase") == "Failed"), None),
+        20,
+        what="machine Failed",
+    )
     assert machine["status"]["errorReason"] == "InvalidConfiguration"
     assert "p9.mega" in machine["status"]["errorMessage"]
     ms = wait_for(lambda: kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS), 5)
@@ -142,30 +158,48 @@ def test_gpu_machineset_gets_scale_from_zero_annotations(kube, machineset):
         what="capacity annotations",
     )
     ann = ms["metadata"]["annotations"]
-    assert (ann["machine.openshift.io/GPU"], ann["machine.openshift.io/vCPU"], ann["machine.openshift.io/memoryMb"]) == \
-        ("4", "32", "249856")
+    assert (
+        ann["machine.openshift.io/GPU"],
+        ann["machine.openshift.io/vCPU"],
+        ann["machine.openshift.io/memoryMb"],
+    ) == ("4", "32", "249856")
 
 
 def test_machineautoscaler_annotates_its_target(kube, machineset):
     name = machineset()
     ma = "ma-" + uuid.uuid4().hex[:5]
-    kube.create(apis.MACHINEAUTOSCALERS, {
-        "apiVersion": apis.MACHINEAUTOSCALERS.api_version, "kind": "MachineAutoscaler",
-        "metadata": {"name": ma, "namespace": apis.MACHINE_API_NS},
-        "spec": {"minReplicas": 0, "maxReplicas": 4,
-                 "scaleTargetRef": {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": name}}})
+    kube.create(
+        apis.MACHINEAUTOSCALERS,
+        {
+            "apiVersion": apis.MACHINEAUTOSCALERS.api_version,
+            "kind": "MachineAutoscaler",
+            "metadata": {"name": ma, "namespace": apis.MACHINE_API_NS},
+            "spec": {
+                "minReplicas": 0,
+                "maxReplicas": 4,
+                "scaleTargetRef": {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": name},
+            },
+        },
+    )
     min_key = "machine.openshift.io/cluster-api-autoscaler-node-group-min-size"
     max_key = "machine.openshift.io/cluster-api-autoscaler-node-group-max-size"
 
     def annotated():
         ann = kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS)["metadata"].get("annotations") or {}
         return (ann.get(min_key), ann.get(max_key)) == ("0", "4")
+
     wait_for(annotated, 20, what="autoscaler annotations")
-    status = wait_for(lambda: (kube.get(apis.MACHINEAUTOSCALERS, ma, apis.MACHINE_API_NS).get("status") or {})
-                      .get("lastTargetRef"), 20, what="lastTargetRef")
+    status = wait_for(
+        lambda: (kube.get(apis.MACHINEAUTOSCALERS, ma, apis.MACHINE_API_NS).get("status") or {}).get("lastTargetRef"),
+        20,
+        what="lastTargetRef",
+    )
     assert status == {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": name}
     kube.delete(apis.MACHINEAUTOSCALERS, ma, apis.MACHINE_API_NS)
-    wait_for(lambda: min_key not in (kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS)["metadata"]
-                                     .get("annotations") or {}), 20, what="annotations removed with the autoscaler")
-    wait_for(lambda: kube.get(apis.MACHINEAUTOSCALERS, ma, apis.MACHINE_API_NS) is None, 20,
-             what="finalizer released")
+    wait_for(
+        lambda: min_key
+        not in (kube.get(apis.MACHINESETS, name, apis.MACHINE_API_NS)["metadata"].get("annotations") or {}),
+        20,
+        what="annotations removed with the autoscaler",
+    )
+    wait_for(lambda: kube.get(apis.MACHINEAUTOSCALERS, ma, apis.MACHINE_API_NS) is None, 20, what="finalizer released")

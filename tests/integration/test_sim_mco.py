@@ -15,7 +15,6 @@ import time
 import uuid
 
 import pytest
-
 from simopenshift.control import wait_match  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
@@ -38,10 +37,20 @@ def worker_nodes(kube):
 
 def machineconfig(name, files, version="3.4.0", role="worker"):
     return {
-        "apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig",
+        "apiVersion": apis.MACHINECONFIGS.api_version,
+        "kind": "MachineConfig",
         "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
-        "spec": {"config": {"ignition": {"version": version}, "storage": {"files": [
-            {"path": path, "mode": 420, "overwrite": True, "contents": {"source": source}} for path, source in files]}}},
+        "spec": {
+            "config": {
+                "ignition": {"version": version},
+                "storage": {
+                    "files": [
+                        {"path": path, "mode": 420, "overwrite": True, "contents": {"source": source}}
+                        for path, source in files
+                    ]
+                },
+            }
+        },
     }
 
 
@@ -59,8 +68,16 @@ def wait_pool_updated(kube, timeout=90):
         status = pool.get("status") or {}
         cond = condition(pool, "Updated") or {}
         target = pool["spec"]["configuration"]["name"]
-        return pool if (cond.get("status") == "True" and status.get("configuration", {}).get("name") == target
-                        and status.get("updatedMachineCount") == status.get("machineCount")) else None
+        return (
+            pool
+            if (
+                cond.get("status") == "True"
+                and status.get("configuration", {}).get("name") == target
+                and status.get("updatedMachineCount") == status.get("machineCount")
+            )
+            else None
+        )
+
     return wait_for(updated, timeout, what="worker pool Updated")
 
 
@@ -84,9 +101,10 @@ class Watcher(object):
                 self.max_busy = max(self.max_busy, len(busy))
                 self.saw_not_ready |= any(not node_ready(n) for n in busy)
                 self.saw_cordon |= any((n.get("spec") or {}).get("unschedulable") for n in busy)
-                self.saw_updating |= (condition(self.kube.get(apis.MACHINECONFIGPOOLS, "worker"), "Updating") or {}) \
-                    .get("status") == "True"
-            except Exception:   # a node deleted between list and read
+                self.saw_updating |= (
+                    condition(self.kube.get(apis.MACHINECONFIGPOOLS, "worker"), "Updating") or {}
+                ).get("status") == "True"
+            except Exception:  # a node deleted between list and read
                 pass
             time.sleep(0.05)
 
@@ -102,7 +120,7 @@ class Watcher(object):
 def test_machineconfig_rolls_out_one_node_at_a_time_by_default(kube):
     wait_pool_updated(kube)
     before = kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["name"]
-    assert (kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"].get("maxUnavailable") in (None, 1))
+    assert kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"].get("maxUnavailable") in (None, 1)
     name = "50-sim-test-" + uuid.uuid4().hex[:5]
     nodes = worker_nodes(kube)
     try:
@@ -136,8 +154,11 @@ def test_machineconfig_rolls_out_one_node_at_a_time_by_default(kube):
         kube.patch(apis.MACHINECONFIGPOOLS, "worker", {"spec": {"maxUnavailable": "100%"}})
         with Watcher(kube) as watcher:
             kube.delete(apis.MACHINECONFIGS, name)
-            wait_for(lambda: kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["name"] == before,
-                     20, what="pool back on the old rendered config")
+            wait_for(
+                lambda: kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["name"] == before,
+                20,
+                what="pool back on the old rendered config",
+            )
             wait_pool_updated(kube)
         assert watcher.max_busy == len(nodes) > 1
     finally:
@@ -146,10 +167,13 @@ def test_machineconfig_rolls_out_one_node_at_a_time_by_default(kube):
         wait_pool_updated(kube)
 
 
-@pytest.mark.parametrize("version,source,reason", [
-    ("9.9.9", data_url("ok\n"), "unknown version"),
-    ("3.2.0", "data:text/plain;base64,%%%not-base64", "invalid base64 data url"),
-])
+@pytest.mark.parametrize(
+    "version,source,reason",
+    [
+        ("9.9.9", data_url("ok\n"), "unknown version"),
+        ("3.2.0", "data:text/plain;base64,%%%not-base64", "invalid base64 data url"),
+    ],
+)
 def test_invalid_ignition_degrades_the_pool(kube, version, source, reason):
     wait_pool_updated(kube)
     before = kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["name"]
@@ -171,8 +195,11 @@ def test_invalid_ignition_degrades_the_pool(kube, version, source, reason):
         assert all(annotations_of(n).get(DESIRED) == before for n in worker_nodes(kube))
     finally:
         kube.delete(apis.MACHINECONFIGS, name)
-    wait_for(lambda: (condition(kube.get(apis.MACHINECONFIGPOOLS, "worker"), "Degraded") or {}).get("status") == "False",
-             20, what="pool no longer Degraded")
+    wait_for(
+        lambda: (condition(kube.get(apis.MACHINECONFIGPOOLS, "worker"), "Degraded") or {}).get("status") == "False",
+        20,
+        what="pool no longer Degraded",
+    )
 
 
 def test_kubeletconfig_generates_a_machineconfig(kube):
@@ -180,26 +207,44 @@ def test_kubeletconfig_generates_a_machineconfig(kube):
     kube.patch(apis.MACHINECONFIGPOOLS, "worker", {"spec": {"maxUnavailable": "100%"}})
     name = "sim-kubelet-" + uuid.uuid4().hex[:5]
     try:
-        kube.create(apis.KUBELETCONFIGS, {
-            "apiVersion": apis.KUBELETCONFIGS.api_version, "kind": "KubeletConfig", "metadata": {"name": name},
-            "spec": {"machineConfigPoolSelector": {"matchLabels": {
-                "pools.operator.machineconfiguration.openshift.io/worker": ""}},
-                "kubeletConfig": {"maxPods": 500}}})
-        mc = wait_for(lambda: kube.get(apis.MACHINECONFIGS, "99-worker-generated-kubelet"), 20,
-                      what="generated kubelet MachineConfig")
+        kube.create(
+            apis.KUBELETCONFIGS,
+            {
+                "apiVersion": apis.KUBELETCONFIGS.api_version,
+                "kind": "KubeletConfig",
+                "metadata": {"name": name},
+                "spec": {
+                    "machineConfigPoolSelector": {
+                        "matchLabels": {"pools.operator.machineconfiguration.openshift.io/worker": ""}
+                    },
+                    "kubeletConfig": {"maxPods": 500},
+                },
+            },
+        )
+        mc = wait_for(
+            lambda: kube.get(apis.MACHINECONFIGS, "99-worker-generated-kubelet"),
+            20,
+            what="generated kubelet MachineConfig",
+        )
         payload = mc["spec"]["config"]["storage"]["files"][0]["contents"]["source"].split(",", 1)[1]
         assert base64.b64decode(payload) == b'{"maxPods": 500}'
         assert mc["metadata"]["labels"]["machineconfiguration.openshift.io/role"] == "worker"
         status = wait_for(lambda: (kube.get(apis.KUBELETCONFIGS, name).get("status") or {}).get("conditions"), 20)
         assert status[0]["type"] == "Success"
-        wait_for(lambda: "99-worker-generated-kubelet" in [
-            s["name"] for s in kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["source"]], 20,
-            what="pool renders the generated config")
+        wait_for(
+            lambda: "99-worker-generated-kubelet"
+            in [s["name"] for s in kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["source"]],
+            20,
+            what="pool renders the generated config",
+        )
         wait_pool_updated(kube)
     finally:
         kube.delete(apis.KUBELETCONFIGS, name)
         kube.delete(apis.MACHINECONFIGS, "99-worker-generated-kubelet")
-        wait_for(lambda: "99-worker-generated-kubelet" not in [
-            s["name"] for s in kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["source"]], 20)
+        wait_for(
+            lambda: "99-worker-generated-kubelet"
+            not in [s["name"] for s in kube.get(apis.MACHINECONFIGPOOLS, "worker")["spec"]["configuration"]["source"]],
+            20,
+        )
         wait_pool_updated(kube)
         kube.patch(apis.MACHINECONFIGPOOLS, "worker", {"spec": {"maxUnavailable": None}})

@@ -13,7 +13,6 @@ import time
 import uuid
 
 import pytest
-
 from simopenshift.control import wait_match  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
@@ -36,17 +35,35 @@ def ns(kube):
 
 def operator_group(kube, ns, targets=None, name="og"):
     spec = {} if targets is None else {"targetNamespaces": targets}
-    kube.create(apis.OPERATORGROUPS, {"apiVersion": apis.OPERATORGROUPS.api_version, "kind": "OperatorGroup",
-                                      "metadata": {"name": name, "namespace": ns}, "spec": spec})
+    kube.create(
+        apis.OPERATORGROUPS,
+        {
+            "apiVersion": apis.OPERATORGROUPS.api_version,
+            "kind": "OperatorGroup",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": spec,
+        },
+    )
 
 
 def subscription(kube, ns, package="nfd", channel="stable", source="redhat-operators", approval="Automatic"):
-    spec = {"name": package, "source": source, "sourceNamespace": "openshift-marketplace",
-            "installPlanApproval": approval}
+    spec = {
+        "name": package,
+        "source": source,
+        "sourceNamespace": "openshift-marketplace",
+        "installPlanApproval": approval,
+    }
     if channel:
         spec["channel"] = channel
-    kube.create(apis.SUBSCRIPTIONS, {"apiVersion": apis.SUBSCRIPTIONS.api_version, "kind": "Subscription",
-                                     "metadata": {"name": package, "namespace": ns}, "spec": spec})
+    kube.create(
+        apis.SUBSCRIPTIONS,
+        {
+            "apiVersion": apis.SUBSCRIPTIONS.api_version,
+            "kind": "Subscription",
+            "metadata": {"name": package, "namespace": ns},
+            "spec": spec,
+        },
+    )
 
 
 def sub_status(kube, ns, name="nfd"):
@@ -87,8 +104,11 @@ def test_manual_approval_waits_for_the_plan_to_be_approved(kube, ns):
     operator_group(kube, ns, [ns])
     subscription(kube, ns, approval="Manual")
     ref = wait_for(lambda: sub_status(kube, ns).get("installPlanRef"), 20, what="InstallPlan")
-    wait_for(lambda: (kube.get(apis.INSTALLPLANS, ref["name"], ns).get("status") or {}).get("phase")
-             == "RequiresApproval", 20, what="RequiresApproval")
+    wait_for(
+        lambda: (kube.get(apis.INSTALLPLANS, ref["name"], ns).get("status") or {}).get("phase") == "RequiresApproval",
+        20,
+        what="RequiresApproval",
+    )
     status = sub_status(kube, ns)
     assert status["state"] == "UpgradePending"
     assert (condition({"status": status}, "InstallPlanPending") or {}).get("reason") == "RequiresApproval"
@@ -110,7 +130,7 @@ def test_csv_without_operatorgroup_fails(kube, ns):
 
 
 def test_all_namespaces_group_is_not_supported_by_nfd(kube, ns):
-    operator_group(kube, ns)            # no targetNamespaces: AllNamespaces
+    operator_group(kube, ns)  # no targetNamespaces: AllNamespaces
     subscription(kube, ns)
     wait_for(lambda: csv_phase(kube, ns) == "Failed", 30, what="CSV Failed")
     csv = kube.get(apis.CSVS, NFD_CSV, ns)
@@ -118,16 +138,20 @@ def test_all_namespaces_group_is_not_supported_by_nfd(kube, ns):
     assert "AllNamespaces InstallModeType not supported" in csv["status"]["message"]
 
 
-@pytest.mark.parametrize("package,channel,source,needle", [
-    ("no-such-operator", "stable", "redhat-operators", "no operators found in package no-such-operator"),
-    ("nfd", "alpha", "redhat-operators", "no operators found in channel alpha of package nfd"),
-    ("nfd", "stable", "missing-catalog", "targeted catalogsource openshift-marketplace/missing-catalog missing"),
-])
+@pytest.mark.parametrize(
+    "package,channel,source,needle",
+    [
+        ("no-such-operator", "stable", "redhat-operators", "no operators found in package no-such-operator"),
+        ("nfd", "alpha", "redhat-operators", "no operators found in channel alpha of package nfd"),
+        ("nfd", "stable", "missing-catalog", "targeted catalogsource openshift-marketplace/missing-catalog missing"),
+    ],
+)
 def test_unresolvable_subscription_reports_resolution_failed(kube, ns, package, channel, source, needle):
     operator_group(kube, ns, [ns])
     subscription(kube, ns, package=package, channel=channel, source=source)
-    cond = wait_for(lambda: condition({"status": sub_status(kube, ns, package)}, "ResolutionFailed"), 20,
-                    what="ResolutionFailed")
+    cond = wait_for(
+        lambda: condition({"status": sub_status(kube, ns, package)}, "ResolutionFailed"), 20, what="ResolutionFailed"
+    )
     assert cond["status"] == "True" and needle in cond["message"]
     assert not sub_status(kube, ns, package).get("installPlanRef")
 

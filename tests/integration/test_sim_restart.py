@@ -12,14 +12,20 @@ import sys
 import uuid
 
 import pytest
-
 from simopenshift.control import wait_match  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import apis, install  # noqa: E402
 from simopenshift.kube import CONFIGMAPS  # noqa: E402
-from simopenshift.testing import Client, clone_machineset, delete_machineset, ready_nodes_of, wait_for, worker_machinesets  # noqa: E402
+from simopenshift.testing import (
+    Client,
+    clone_machineset,
+    delete_machineset,
+    ready_nodes_of,
+    wait_for,
+    worker_machinesets,
+)  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +45,7 @@ def test_controllers_reconnect_after_apiserver_restart(cluster):
     pid = controllers_pid(kube)
     restart()
     wait_for(cluster.lc.api_ready, 60, what="apiserver back")
-    os.kill(pid, 0)                        # the controllers process did not die
+    os.kill(pid, 0)  # the controllers process did not die
     # Watches on MachineSets, Machines and Nodes must be live again for this to work.
     source = worker_machinesets(kube)[0]
     name = "%s-restart-%s" % (source["metadata"]["name"], uuid.uuid4().hex[:4])

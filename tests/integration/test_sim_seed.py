@@ -52,8 +52,9 @@ EXPECTED_CRDS = [
 ]
 
 
-@pytest.mark.parametrize("group,version,kind,plural,scope,subresources", EXPECTED_CRDS,
-                         ids=["%s.%s" % (c[3], c[0]) for c in EXPECTED_CRDS])
+@pytest.mark.parametrize(
+    "group,version,kind,plural,scope,subresources", EXPECTED_CRDS, ids=["%s.%s" % (c[3], c[0]) for c in EXPECTED_CRDS]
+)
 def test_crd_has_openshift_identity(kube, group, version, kind, plural, scope, subresources):
     crd = kube.get(CRDS, "%s.%s" % (plural, group))
     assert crd is not None
@@ -82,7 +83,8 @@ def test_schemas_are_structural_and_reject_wrong_types(kube):
 def test_scale_subresource_drives_machinesets(cluster, kube):
     ms = worker_machinesets(kube)[0]
     scale = k8s.CustomObjectsApi(cluster.api).get_namespaced_custom_object_scale(
-        "machine.openshift.io", "v1beta1", apis.MACHINE_API_NS, "machinesets", ms["metadata"]["name"])
+        "machine.openshift.io", "v1beta1", apis.MACHINE_API_NS, "machinesets", ms["metadata"]["name"]
+    )
     assert scale["spec"]["replicas"] == ms["spec"]["replicas"]
     assert "machine.openshift.io/cluster-api-machineset=%s" % ms["metadata"]["name"] in scale["status"]["selector"]
 
@@ -101,12 +103,16 @@ def test_infrastructure_and_clusterversion(kube):
 def test_worker_machinesets_are_shaped_like_openshift_ones(kube):
     infra = kube.get(apis.INFRASTRUCTURES, "cluster")["status"]["infrastructureName"]
     sets = worker_machinesets(kube)
-    zones = sorted(m["spec"]["template"]["spec"]["providerSpec"]["value"]["placement"]["availabilityZone"] for m in sets)
+    zones = sorted(
+        m["spec"]["template"]["spec"]["providerSpec"]["value"]["placement"]["availabilityZone"] for m in sets
+    )
     assert zones == ["us-east-2a", "us-east-2b", "us-east-2c"]
     for ms in sets:
         name = ms["metadata"]["name"]
-        assert ms["spec"]["selector"]["matchLabels"] == {"machine.openshift.io/cluster-api-cluster": infra,
-                                                         "machine.openshift.io/cluster-api-machineset": name}
+        assert ms["spec"]["selector"]["matchLabels"] == {
+            "machine.openshift.io/cluster-api-cluster": infra,
+            "machine.openshift.io/cluster-api-machineset": name,
+        }
         tlabels = ms["spec"]["template"]["metadata"]["labels"]
         assert tlabels["machine.openshift.io/cluster-api-machine-role"] == "worker"
         assert tlabels["machine.openshift.io/cluster-api-machine-type"] == "worker"
@@ -115,8 +121,16 @@ def test_worker_machinesets_are_shaped_like_openshift_ones(kube):
         assert value["kind"] == "AWSMachineProviderConfig"
         assert value["instanceType"] == "m6i.xlarge"
         assert value["placement"]["region"] == "us-east-2"
-        for key in ("ami", "iamInstanceProfile", "securityGroups", "subnet", "tags", "userDataSecret",
-                    "credentialsSecret", "blockDevices"):
+        for key in (
+            "ami",
+            "iamInstanceProfile",
+            "securityGroups",
+            "subnet",
+            "tags",
+            "userDataSecret",
+            "credentialsSecret",
+            "blockDevices",
+        ):
             assert value.get(key), key
         # Set by the AWS machineset controller for scale-from-zero.
         assert ms["metadata"]["annotations"]["machine.openshift.io/vCPU"] == "4"
@@ -129,8 +143,12 @@ def test_worker_machinesets_are_shaped_like_openshift_ones(kube):
 def test_machines_and_nodes(kube):
     machines = kube.list(apis.MACHINES, apis.MACHINE_API_NS)[0]
     worker_sets = {m["metadata"]["name"] for m in worker_machinesets(kube)}
-    seeded = [m for m in machines if m["metadata"]["labels"].get("machine.openshift.io/cluster-api-machineset") in worker_sets
-              or m["metadata"]["labels"]["machine.openshift.io/cluster-api-machine-role"] == "master"]
+    seeded = [
+        m
+        for m in machines
+        if m["metadata"]["labels"].get("machine.openshift.io/cluster-api-machineset") in worker_sets
+        or m["metadata"]["labels"]["machine.openshift.io/cluster-api-machine-role"] == "master"
+    ]
     roles = sorted(m["metadata"]["labels"]["machine.openshift.io/cluster-api-machine-role"] for m in seeded)
     assert roles.count("master") == 3 and roles.count("worker") >= 3
     build = catalog.cluster_build()
@@ -139,8 +157,10 @@ def test_machines_and_nodes(kube):
         assert machine["spec"]["providerID"].startswith("aws:///us-east-2")
         node = kube.get(NODES, machine["status"]["nodeRef"]["name"])
         assert node_ready(node)
-        assert node["metadata"]["annotations"]["machine.openshift.io/machine"] == \
-            "openshift-machine-api/" + machine["metadata"]["name"]
+        assert (
+            node["metadata"]["annotations"]["machine.openshift.io/machine"]
+            == "openshift-machine-api/" + machine["metadata"]["name"]
+        )
         labels = labels_of(node)
         assert labels["node.kubernetes.io/instance-type"] == "m6i.xlarge"
         assert labels["topology.kubernetes.io/zone"] == machine["metadata"]["labels"]["machine.openshift.io/zone"]

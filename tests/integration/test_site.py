@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import BUILD, ROOT, _collection_env
 
 pytestmark = pytest.mark.integration
@@ -21,12 +20,16 @@ pytestmark = pytest.mark.integration
 
 def run_site(cluster):
     env = _collection_env(cluster)
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(ROOT, "inventories", "local"),
-           os.path.join(ROOT, "playbooks", "site.yml")]
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        os.path.join(ROOT, "inventories", "local"),
+        os.path.join(ROOT, "playbooks", "site.yml"),
+    ]
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600, check=False)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, out[-3000:] + proc.stderr.decode()[-2000:]
-    return json.loads(out[out.find("{"):])
+    return json.loads(out[out.find("{") :])
 
 
 def platform_fact(result):

@@ -129,7 +129,11 @@ class LocalCluster(object):
             subprocess.run(["openssl", "genrsa", "-out", sa_key, "2048"], check=True, capture_output=True)
         lines = []
         for i, (token, user, group) in enumerate(TOKENS.values()):
-            lines.append('{0},{1},uid-{2},"{3}"'.format(token, user, i, group) if group else "{0},{1},uid-{2}".format(token, user, i))
+            lines.append(
+                '{0},{1},uid-{2},"{3}"'.format(token, user, i, group)
+                if group
+                else "{0},{1},uid-{2}".format(token, user, i)
+            )
         self._write(os.path.join(self.workdir, "tokens.csv"), "\n".join(lines) + "\n")
         self._write(os.path.join(self.workdir, "audit-policy.yaml"), AUDIT_POLICY, 0o644)
         self._write(self.kubeconfig, self.kubeconfig_for("admin"))
@@ -244,38 +248,53 @@ class LocalCluster(object):
 
     # ------------------------------------------------------------- components
     def start_etcd(self, bins):
-        self.spawn("etcd", [
-            os.path.join(bins, "etcd"), "--name=gpuops", "--data-dir=" + os.path.join(self.workdir, "etcd"),
-            "--listen-client-urls=http://127.0.0.1:{0}".format(self.ports["etcd"]),
-            "--advertise-client-urls=http://127.0.0.1:{0}".format(self.ports["etcd"]),
-            "--listen-peer-urls=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
-            "--initial-advertise-peer-urls=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
-            "--initial-cluster=gpuops=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
-            "--unsafe-no-fsync", "--log-level=warn",
-            "--quota-backend-bytes=4294967296",
-        ])
+        self.spawn(
+            "etcd",
+            [
+                os.path.join(bins, "etcd"),
+                "--name=gpuops",
+                "--data-dir=" + os.path.join(self.workdir, "etcd"),
+                "--listen-client-urls=http://127.0.0.1:{0}".format(self.ports["etcd"]),
+                "--advertise-client-urls=http://127.0.0.1:{0}".format(self.ports["etcd"]),
+                "--listen-peer-urls=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
+                "--initial-advertise-peer-urls=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
+                "--initial-cluster=gpuops=http://127.0.0.1:{0}".format(self.ports["etcd_peer"]),
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+                "--quota-backend-bytes=4294967296",
+            ],
+        )
         self.wait_http("etcd", "http://127.0.0.1:{0}/health".format(self.ports["etcd"]), 30)
 
     def start_apiserver(self, bins):
-        self.spawn("kube-apiserver", [
-            os.path.join(bins, "kube-apiserver"),
-            "--etcd-servers=http://127.0.0.1:{0}".format(self.ports["etcd"]),
-            "--bind-address=127.0.0.1", "--secure-port={0}".format(self.ports["apiserver"]),
-            "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-            "--cert-dir=" + self.pki,
-            "--token-auth-file=" + os.path.join(self.workdir, "tokens.csv"),
-            "--authorization-mode=RBAC",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            "--service-account-key-file=" + os.path.join(self.pki, "sa.key"),
-            "--service-account-signing-key-file=" + os.path.join(self.pki, "sa.key"),
-            "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
-            "--kubelet-preferred-address-types=InternalIP",
-            "--audit-policy-file=" + os.path.join(self.workdir, "audit-policy.yaml"),
-            "--audit-log-path=" + self.audit_log, "--audit-log-format=json",
-            "--audit-log-mode=blocking", "--audit-log-maxsize=0",
-            # Watches of many kwok nodes: keep the default cache, quiet logs.
-            "--v=1",
-        ] + os.environ.get("GPUOPS_APISERVER_EXTRA_ARGS", "").split())
+        self.spawn(
+            "kube-apiserver",
+            [
+                os.path.join(bins, "kube-apiserver"),
+                "--etcd-servers=http://127.0.0.1:{0}".format(self.ports["etcd"]),
+                "--bind-address=127.0.0.1",
+                "--secure-port={0}".format(self.ports["apiserver"]),
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                "--cert-dir=" + self.pki,
+                "--token-auth-file=" + os.path.join(self.workdir, "tokens.csv"),
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file=" + os.path.join(self.pki, "sa.key"),
+                "--service-account-signing-key-file=" + os.path.join(self.pki, "sa.key"),
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--allow-privileged=true",
+                "--kubelet-preferred-address-types=InternalIP",
+                "--audit-policy-file=" + os.path.join(self.workdir, "audit-policy.yaml"),
+                "--audit-log-path=" + self.audit_log,
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
+                "--audit-log-maxsize=0",
+                # Watches of many kwok nodes: keep the default cache, quiet logs.
+                "--v=1",
+            ]
+            + os.environ.get("GPUOPS_APISERVER_EXTRA_ARGS", "").split(),
+        )
         deadline = time.time() + 90
         while time.time() < deadline:
             if self.api_ready():
@@ -286,37 +305,57 @@ class LocalCluster(object):
         raise RuntimeError("kube-apiserver not ready after 90s")
 
     def start_controllers(self, bins):
-        self.spawn("kube-controller-manager", [
-            os.path.join(bins, "kube-controller-manager"),
-            "--kubeconfig=" + os.path.join(self.workdir, "kcm.kubeconfig"),
-            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(self.ports["kcm"]),
-            "--service-account-private-key-file=" + os.path.join(self.pki, "sa.key"),
-            "--root-ca-file=" + os.path.join(self.pki, "apiserver.crt"),
-            "--use-service-account-credentials=false",
-            # Fast reaction for tests: node lifecycle and DaemonSets.
-            "--node-monitor-grace-period=20s", "--concurrent-daemonset-syncs=5",
-            "--kube-api-qps=200", "--kube-api-burst=400", "--v=1",
-        ])
-        self.spawn("kube-scheduler", [
-            os.path.join(bins, "kube-scheduler"),
-            "--kubeconfig=" + os.path.join(self.workdir, "scheduler.kubeconfig"),
-            "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port={0}".format(self.ports["scheduler"]),
-            "--kube-api-qps=200", "--kube-api-burst=400", "--v=1",
-        ])
+        self.spawn(
+            "kube-controller-manager",
+            [
+                os.path.join(bins, "kube-controller-manager"),
+                "--kubeconfig=" + os.path.join(self.workdir, "kcm.kubeconfig"),
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port={0}".format(self.ports["kcm"]),
+                "--service-account-private-key-file=" + os.path.join(self.pki, "sa.key"),
+                "--root-ca-file=" + os.path.join(self.pki, "apiserver.crt"),
+                "--use-service-account-credentials=false",
+                # Fast reaction for tests: node lifecycle and DaemonSets.
+                "--node-monitor-grace-period=20s",
+                "--concurrent-daemonset-syncs=5",
+                "--kube-api-qps=200",
+                "--kube-api-burst=400",
+                "--v=1",
+            ],
+        )
+        self.spawn(
+            "kube-scheduler",
+            [
+                os.path.join(bins, "kube-scheduler"),
+                "--kubeconfig=" + os.path.join(self.workdir, "scheduler.kubeconfig"),
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port={0}".format(self.ports["scheduler"]),
+                "--kube-api-qps=200",
+                "--kube-api-burst=400",
+                "--v=1",
+            ],
+        )
         self.wait_http("kube-controller-manager", "https://127.0.0.1:{0}/healthz".format(self.ports["kcm"]), 60)
         self.wait_http("kube-scheduler", "https://127.0.0.1:{0}/healthz".format(self.ports["scheduler"]), 60)
 
     def start_kwok(self, bins):
-        self.spawn("kwok", [
-            os.path.join(bins, "kwok"),
-            "--kubeconfig=" + os.path.join(self.workdir, "kwok.kubeconfig"),
-            "--config=" + self.kwok_config(),
-            "--manage-all-nodes=true",
-            "--node-ip=127.0.0.1", "--node-port={0}".format(self.ports["kwok"]),
-            "--server-address=127.0.0.1:{0}".format(self.ports["kwok"]),
-            "--cidr=10.244.0.1/16", "--node-lease-duration-seconds=40",
-            "--enable-crds=Logs",
-        ])
+        self.spawn(
+            "kwok",
+            [
+                os.path.join(bins, "kwok"),
+                "--kubeconfig=" + os.path.join(self.workdir, "kwok.kubeconfig"),
+                "--config=" + self.kwok_config(),
+                "--manage-all-nodes=true",
+                "--node-ip=127.0.0.1",
+                "--node-port={0}".format(self.ports["kwok"]),
+                "--server-address=127.0.0.1:{0}".format(self.ports["kwok"]),
+                "--cidr=10.244.0.1/16",
+                "--node-lease-duration-seconds=40",
+                "--enable-crds=Logs",
+            ],
+        )
         self.wait_http("kwok", "http://127.0.0.1:{0}/healthz".format(self.ports["kwok"]), 60)
 
     def kwok_config(self):
@@ -337,19 +376,31 @@ class LocalCluster(object):
     def start_sim(self, profile):
         env = os.environ.copy()
         env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
-        self.spawn("sim-controllers", [
-            sys.executable, "-m", "simopenshift.controllers",
-            "--kubeconfig", os.path.join(self.workdir, "sim.kubeconfig"),
-            "--profile", profile, "--workdir", self.workdir,
-        ], env=env)
+        self.spawn(
+            "sim-controllers",
+            [
+                sys.executable,
+                "-m",
+                "simopenshift.controllers",
+                "--kubeconfig",
+                os.path.join(self.workdir, "sim.kubeconfig"),
+                "--profile",
+                profile,
+                "--workdir",
+                self.workdir,
+            ],
+            env=env,
+        )
 
     # ------------------------------------------------------------------ nodes
     def api_client(self, who="admin"):
         from kubernetes import client, config
 
         cfg = client.Configuration()
-        config.load_kube_config(config_file=self.kubeconfig if who == "admin" else os.path.join(self.workdir, who + ".kubeconfig"),
-                                client_configuration=cfg)
+        config.load_kube_config(
+            config_file=self.kubeconfig if who == "admin" else os.path.join(self.workdir, who + ".kubeconfig"),
+            client_configuration=cfg,
+        )
         cfg.connection_pool_maxsize = 32
         return client.ApiClient(cfg)
 
@@ -369,7 +420,11 @@ class LocalCluster(object):
             nodes.append(fake_node(name, labels, taints, cpu="8", memory="32Gi"))
         if profile == "kubernetes":
             for i in range(workers):
-                nodes.append(fake_node("worker-{0}".format(i), {"node-role.kubernetes.io/worker": ""}, [], cpu="16", memory="64Gi"))
+                nodes.append(
+                    fake_node(
+                        "worker-{0}".format(i), {"node-role.kubernetes.io/worker": ""}, [], cpu="16", memory="64Gi"
+                    )
+                )
             for i in range(gpu_nodes):
                 nodes.append(gpu_node("gpu-{0}".format(i), gpu_capacity))
         for body in nodes:
@@ -527,7 +582,11 @@ def gpu_node(name, gpus):
     """A node that already advertises nvidia.com/gpu (plain Kubernetes profile)."""
     return fake_node(
         name,
-        {"node-role.kubernetes.io/worker": "", "nvidia.com/gpu.present": "true", "feature.node.kubernetes.io/pci-10de.present": "true"},
+        {
+            "node-role.kubernetes.io/worker": "",
+            "nvidia.com/gpu.present": "true",
+            "feature.node.kubernetes.io/pci-10de.present": "true",
+        },
         [],
         cpu="8",
         memory="61Gi",
@@ -556,12 +615,24 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=["up", "down", "status", "restart-apiserver", "build"])
     p.add_argument("--workdir", default=os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
-    p.add_argument("--port-offset", type=int, default=None,
-                   help="add to every port so clusters in other work directories can run side by side (env GPUOPS_PORT_OFFSET)")
-    p.add_argument("--profile", choices=["kubernetes", "openshift"], default=os.environ.get("PROFILE", "kubernetes") or "kubernetes")
+    p.add_argument(
+        "--port-offset",
+        type=int,
+        default=None,
+        help="add to every port so clusters in other work directories can run side by side (env GPUOPS_PORT_OFFSET)",
+    )
+    p.add_argument(
+        "--profile",
+        choices=["kubernetes", "openshift"],
+        default=os.environ.get("PROFILE", "kubernetes") or "kubernetes",
+    )
     p.add_argument("--workers", type=int, default=3, help="CPU worker nodes (kubernetes profile)")
-    p.add_argument("--gpu-nodes", type=int, default=int(os.environ.get("GPU_NODES", "0") or 0),
-                   help="simulated GPU nodes advertising nvidia.com/gpu (kubernetes profile)")
+    p.add_argument(
+        "--gpu-nodes",
+        type=int,
+        default=int(os.environ.get("GPU_NODES", "0") or 0),
+        help="simulated GPU nodes advertising nvidia.com/gpu (kubernetes profile)",
+    )
     p.add_argument("--gpus-per-node", type=int, default=1)
     a = p.parse_args(argv)
     c = LocalCluster(a.workdir, a.port_offset if a.command == "up" else None)

@@ -46,7 +46,16 @@ import time
 
 from simopenshift import apis, catalog, gpustack, podsim
 from simopenshift.kube import (
-    CONFIGMAPS, NODES, PODS, Controller, annotations_of, labels_of, meta, name_of, namespace_of, node_ready,
+    CONFIGMAPS,
+    NODES,
+    PODS,
+    Controller,
+    annotations_of,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+    node_ready,
 )
 
 DRIVER, TOOLKIT, PLUGIN, GFD, DCGM, VALIDATION = catalog.COMPONENTS
@@ -100,7 +109,7 @@ class NodeAgent(Controller):
         """(exists, kernel) for an internal-registry image, from the Build that pushed it."""
         if not self.openshift:
             return True, None
-        path = image[len(catalog.INTERNAL_REGISTRY) + 1:]
+        path = image[len(catalog.INTERNAL_REGISTRY) + 1 :]
         if "@" in path:
             repo, digest = path.split("@", 1)
             tag = None
@@ -122,6 +131,7 @@ class NodeAgent(Controller):
         elif not any(i.get("image") == digest for t in tags for i in t.get("items") or []):
             return False, None
         from simopenshift.builds import build_arg
+
         for build in self.builds.list(namespace):
             out = ((build.get("status") or {}).get("output") or {}).get("to") or {}
             if out.get("imageDigest") == digest:
@@ -132,8 +142,9 @@ class NodeAgent(Controller):
         uid = meta(pod).get("uid")
         clock = self.clocks.get(uid)
         if clock is None:
-            restarts = max([c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []]
-                           + [0])
+            restarts = max(
+                [c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []] + [0]
+            )
             clock = PodClock(now, restarts, boot)
             phase = (pod.get("status") or {}).get("phase")
             clock.final = phase in ("Succeeded", "Failed")
@@ -176,13 +187,16 @@ class NodeAgent(Controller):
         node = self.nodes.get(key)
         if not node or meta(node).get("deletionTimestamp"):
             return None
-        pods = [p for p in self.pods.list(predicate=gpustack.agent_owned)
-                if (p.get("spec") or {}).get("nodeName") == key and not meta(p).get("deletionTimestamp")]
+        pods = [
+            p
+            for p in self.pods.list(predicate=gpustack.agent_owned)
+            if (p.get("spec") or {}).get("nodeName") == key and not meta(p).get("deletionTimestamp")
+        ]
         hw = catalog.NodeHardware.for_node(node)
         managed = bool(hw.instance_type) or catalog.ANN_GPU_COUNT in annotations_of(node)
         frozen = not node_ready(node) or catalog.LABEL_NOT_READY in labels_of(node)
         if frozen:
-            return None   # kubelet down: nothing changes on the node
+            return None  # kubelet down: nothing changes on the node
         info = (node.get("status") or {}).get("nodeInfo") or {}
         kernel = info.get("kernelVersion")
         os_release = catalog.parse_os_image(info.get("osImage"))
@@ -190,8 +204,11 @@ class NodeAgent(Controller):
         now = time.time()
         phase_s = self.timing()
         host_driver = gpustack.host_driver(node, managed)
-        gpu_count = hw.gpu_count if managed else int(
-            ((node.get("status") or {}).get("capacity") or {}).get(catalog.GPU_RESOURCE) or 0)
+        gpu_count = (
+            hw.gpu_count
+            if managed
+            else int(((node.get("status") or {}).get("capacity") or {}).get(catalog.GPU_RESOURCE) or 0)
+        )
         has_gpu = gpu_count > 0
         wake = []
 
@@ -209,14 +226,19 @@ class NodeAgent(Controller):
             verdict = gpustack.judge_driver(container, kernel, os_release, self.registry_lookup)
             age = now - clock.started
             if verdict.pull_error:
-                self.apply(node, pod, self.all_states(pod, podsim.waiting("ImagePullBackOff", verdict.pull_error)),
-                           clock=clock)
+                self.apply(
+                    node, pod, self.all_states(pod, podsim.waiting("ImagePullBackOff", verdict.pull_error)), clock=clock
+                )
                 wake.append(phase_s)
             elif verdict.ok and has_gpu:
                 ready = age >= phase_s
-                self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, ready=ready,
-                                                                          restarts=clock.restarts)),
-                           gpustack.driver_log(version, kernel, verdict) if ready else None, clock)
+                self.apply(
+                    node,
+                    pod,
+                    self.all_states(pod, podsim.running(clock.started, ready=ready, restarts=clock.restarts)),
+                    gpustack.driver_log(version, kernel, verdict) if ready else None,
+                    clock,
+                )
                 if ready:
                     driver_ready, driver_version = True, version
                 else:
@@ -227,43 +249,78 @@ class NodeAgent(Controller):
                 restarts = clock.restarts + int(age // phase_s)
                 log = gpustack.driver_log(version, kernel, verdict)
                 state = podsim.waiting(
-                    "CrashLoopBackOff", 'back-off %ds restarting failed container=%s pod=%s_%s(%s)' % (
-                        min(10 * 2 ** max(restarts - 1, 0), 300), container.get("name"), name_of(pod),
-                        namespace_of(pod), meta(pod).get("uid")),
-                    restarts=max(restarts, 1), last_exit_code=1, last_finished=now)
+                    "CrashLoopBackOff",
+                    "back-off %ds restarting failed container=%s pod=%s_%s(%s)"
+                    % (
+                        min(10 * 2 ** max(restarts - 1, 0), 300),
+                        container.get("name"),
+                        name_of(pod),
+                        namespace_of(pod),
+                        meta(pod).get("uid"),
+                    ),
+                    restarts=max(restarts, 1),
+                    last_exit_code=1,
+                    last_finished=now,
+                )
                 self.apply(node, pod, self.all_states(pod, state), log, clock)
                 wake.append(phase_s)
 
         # 2. container toolkit
         toolkit_ready = bool(host_driver) and has_gpu
-        toolkit_ready = self._dependent(node, by.get(TOOLKIT, []), driver_ready, boot, now, wake,
-                                        "nvidia-container-toolkit installed for runtime crio\n") or toolkit_ready
+        toolkit_ready = (
+            self._dependent(
+                node,
+                by.get(TOOLKIT, []),
+                driver_ready,
+                boot,
+                now,
+                wake,
+                "nvidia-container-toolkit installed for runtime crio\n",
+            )
+            or toolkit_ready
+        )
         stack_ready = driver_ready and toolkit_ready
 
         # 3. device plugin -> node capacity
-        plugin_ready = self._dependent(node, by.get(PLUGIN, []), stack_ready, boot, now, wake,
-                                       "Starting GRPC server for 'nvidia.com/gpu'\n"
-                                       "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n")
+        plugin_ready = self._dependent(
+            node,
+            by.get(PLUGIN, []),
+            stack_ready,
+            boot,
+            now,
+            wake,
+            "Starting GRPC server for 'nvidia.com/gpu'\n"
+            "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n",
+        )
         replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []))
         if managed:
             self._capacity(node, gpu_count, replicas, rename, bool(by.get(PLUGIN)), plugin_ready and stack_ready)
         elif host_driver and has_gpu:
-            plugin_ready = True   # pre-provisioned node: its capacity is static
+            plugin_ready = True  # pre-provisioned node: its capacity is static
 
         # 4. GFD labels, 5. DCGM exporter
-        gfd_ready = self._dependent(node, by.get(GFD, []), stack_ready, boot, now, wake,
-                                    "Start running\nCreating Labels\nSleeping for 60s\n")
+        gfd_ready = self._dependent(
+            node, by.get(GFD, []), stack_ready, boot, now, wake, "Start running\nCreating Labels\nSleeping for 60s\n"
+        )
         if managed:
             self._gfd(node, hw, gfd_ready and has_gpu, driver_version, replicas, strategy)
-        self._dependent(node, by.get(DCGM, []), stack_ready, boot, now, wake,
-                        "Starting dcgm-exporter\nDCGM successfully initialized!\n"
-                        "Collecting DCP Metrics\nStarting webserver\nListening on :9400\n")
+        self._dependent(
+            node,
+            by.get(DCGM, []),
+            stack_ready,
+            boot,
+            now,
+            wake,
+            "Starting dcgm-exporter\nDCGM successfully initialized!\n"
+            "Collecting DCP Metrics\nStarting webserver\nListening on :9400\n",
+        )
 
         # 6. validation and GPU workloads
         workloads = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
         for pod in workloads:
-            self._workload(node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready,
-                           driver_version, boot, now, wake)
+            self._workload(
+                node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version, boot, now, wake
+            )
         return min(wake) if wake else None
 
     def _dependent(self, node, pods, dependency_ready, boot, now, wake, log):
@@ -272,14 +329,18 @@ class NodeAgent(Controller):
         for pod in pods:
             clock = self.clock(pod, boot, now)
             if not dependency_ready:
-                clock.started = now   # the main container has not started yet
+                clock.started = now  # the main container has not started yet
                 self.apply(node, pod, self.all_states(pod, podsim.waiting("PodInitializing")), clock=clock)
                 continue
             age = now - clock.started
             ready = age >= self.timing(0.5)
-            self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, ready=ready,
-                                                                      restarts=clock.restarts)),
-                       log if ready else None, clock)
+            self.apply(
+                node,
+                pod,
+                self.all_states(pod, podsim.running(clock.started, ready=ready, restarts=clock.restarts)),
+                log if ready else None,
+                clock,
+            )
             if ready:
                 any_ready = True
             else:
@@ -331,8 +392,9 @@ class NodeAgent(Controller):
         if ready:
             stamp = self.gfd_stamp.setdefault(name_of(node), int(time.time()))
             wanted = gpustack.gfd_labels(node, hw, driver_version, replicas, strategy, stamp)
-            wanted[gpustack.GFD_PREFIX + "gfd.timestamp"] = labels.get(gpustack.GFD_PREFIX + "gfd.timestamp",
-                                                                       str(stamp))
+            wanted[gpustack.GFD_PREFIX + "gfd.timestamp"] = labels.get(
+                gpustack.GFD_PREFIX + "gfd.timestamp", str(stamp)
+            )
         else:
             wanted = {}
             self.gfd_stamp.pop(name_of(node), None)
@@ -344,8 +406,9 @@ class NodeAgent(Controller):
         if patch:
             self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}})
 
-    def _workload(self, node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version,
-                  boot, now, wake):
+    def _workload(
+        self, node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version, boot, now, wake
+    ):
         clock = self.clock(pod, boot, now)
         if clock.final:
             return
@@ -362,39 +425,58 @@ class NodeAgent(Controller):
         if ok:
             cuda = catalog.cuda_version(driver_version)
             if kind == "nvidia-smi":
-                log = gpustack.nvidia_smi(hw.gpu_product or "Tesla-T4", visible, hw.gpu_memory_mib, driver_version, cuda)
+                log = gpustack.nvidia_smi(
+                    hw.gpu_product or "Tesla-T4", visible, hw.gpu_memory_mib, driver_version, cuda
+                )
             elif kind == "vectoradd":
                 log = gpustack.VECTOR_ADD_OK
             else:
                 log = ""
         elif not gpu_count:
-            log = gpustack.vector_add_failure("no CUDA-capable device is detected") if kind != "nvidia-smi" \
+            log = (
+                gpustack.vector_add_failure("no CUDA-capable device is detected")
+                if kind != "nvidia-smi"
                 else gpustack.NVIDIA_SMI_NO_DRIVER
+            )
         elif not driver_ready:
-            log = gpustack.NVIDIA_SMI_NO_DRIVER if kind == "nvidia-smi" else \
-                gpustack.vector_add_failure("CUDA driver version is insufficient for CUDA runtime version")
+            log = (
+                gpustack.NVIDIA_SMI_NO_DRIVER
+                if kind == "nvidia-smi"
+                else gpustack.vector_add_failure("CUDA driver version is insufficient for CUDA runtime version")
+            )
         else:
-            log = ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
-                   "cannot open shared object file: no such file or directory\n")
+            log = (
+                "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+                "cannot open shared object file: no such file or directory\n"
+            )
         if restart_policy in ("Never", "OnFailure") and (ok or restart_policy == "Never"):
             # The program runs for a while (Running, as the kubelet reports it)
             # before it exits; a vectorAdd/nvidia-smi pod is not instantaneous.
             if age < self.timing(1.5):
-                self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), clock=clock)
+                self.apply(
+                    node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), clock=clock
+                )
                 wake.append(self.timing(1.5) - age)
                 return
             exit_code = 0 if ok else 1
             state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
             self.apply(node, pod, self.all_states(pod, state), log, clock)
-            self.log.info("pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node),
-                          "Succeeded" if ok else "Failed")
+            self.log.info(
+                "pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node), "Succeeded" if ok else "Failed"
+            )
             return
-        if ok:   # long-running GPU workload
-            self.apply(node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)),
-                       log, clock)
+        if ok:  # long-running GPU workload
+            self.apply(
+                node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), log, clock
+            )
             return
         restarts = clock.restarts + max(int(age // self.timing()), 1)
-        state = podsim.waiting("CrashLoopBackOff", "back-off restarting failed container", restarts=restarts,
-                               last_exit_code=1, last_finished=now)
+        state = podsim.waiting(
+            "CrashLoopBackOff",
+            "back-off restarting failed container",
+            restarts=restarts,
+            last_exit_code=1,
+            last_finished=now,
+        )
         self.apply(node, pod, self.all_states(pod, state), log, clock)
         wake.append(self.timing())

@@ -11,18 +11,27 @@ from simopenshift.kube import Resource
 
 MACHINESETS = Resource("machine.openshift.io", "v1beta1", "machinesets", "MachineSet")
 MACHINES = Resource("machine.openshift.io", "v1beta1", "machines", "Machine")
-MACHINECONFIGS = Resource("machineconfiguration.openshift.io", "v1", "machineconfigs", "MachineConfig", namespaced=False)
-MACHINECONFIGPOOLS = Resource("machineconfiguration.openshift.io", "v1", "machineconfigpools", "MachineConfigPool",
-                              namespaced=False)
-KUBELETCONFIGS = Resource("machineconfiguration.openshift.io", "v1", "kubeletconfigs", "KubeletConfig", namespaced=False)
-CLUSTERAUTOSCALERS = Resource("autoscaling.openshift.io", "v1", "clusterautoscalers", "ClusterAutoscaler", namespaced=False)
+MACHINECONFIGS = Resource(
+    "machineconfiguration.openshift.io", "v1", "machineconfigs", "MachineConfig", namespaced=False
+)
+MACHINECONFIGPOOLS = Resource(
+    "machineconfiguration.openshift.io", "v1", "machineconfigpools", "MachineConfigPool", namespaced=False
+)
+KUBELETCONFIGS = Resource(
+    "machineconfiguration.openshift.io", "v1", "kubeletconfigs", "KubeletConfig", namespaced=False
+)
+CLUSTERAUTOSCALERS = Resource(
+    "autoscaling.openshift.io", "v1", "clusterautoscalers", "ClusterAutoscaler", namespaced=False
+)
 MACHINEAUTOSCALERS = Resource("autoscaling.openshift.io", "v1beta1", "machineautoscalers", "MachineAutoscaler")
 INFRASTRUCTURES = Resource("config.openshift.io", "v1", "infrastructures", "Infrastructure", namespaced=False)
 CLUSTERVERSIONS = Resource("config.openshift.io", "v1", "clusterversions", "ClusterVersion", namespaced=False)
 BUILDCONFIGS = Resource("build.openshift.io", "v1", "buildconfigs", "BuildConfig")
 BUILDS = Resource("build.openshift.io", "v1", "builds", "Build")
 IMAGESTREAMS = Resource("image.openshift.io", "v1", "imagestreams", "ImageStream")
-SCCS = Resource("security.openshift.io", "v1", "securitycontextconstraints", "SecurityContextConstraints", namespaced=False)
+SCCS = Resource(
+    "security.openshift.io", "v1", "securitycontextconstraints", "SecurityContextConstraints", namespaced=False
+)
 SUBSCRIPTIONS = Resource("operators.coreos.com", "v1alpha1", "subscriptions", "Subscription")
 INSTALLPLANS = Resource("operators.coreos.com", "v1alpha1", "installplans", "InstallPlan")
 CSVS = Resource("operators.coreos.com", "v1alpha1", "clusterserviceversions", "ClusterServiceVersion")

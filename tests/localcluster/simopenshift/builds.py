@@ -50,8 +50,22 @@ from kubernetes.client.rest import ApiException
 
 from simopenshift import apis, catalog, mco, podsim
 from simopenshift.kube import (
-    CONFIGMAPS, NAMESPACES, NODES, PODS, SECRETS, SERVICEACCOUNTS, Controller, annotations_of, key_of, labels_of,
-    meta, name_of, namespace_of, now_rfc3339, parse_rfc3339, split_key,
+    CONFIGMAPS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    Controller,
+    annotations_of,
+    key_of,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+    now_rfc3339,
+    parse_rfc3339,
+    split_key,
 )
 
 LABEL_BUILD_NAME = "openshift.io/build.name"
@@ -150,7 +164,7 @@ class BuildController(Controller):
         self.pools = self.informer(apis.MACHINECONFIGPOOLS)
         self.mcs = self.informer(apis.MACHINECONFIGS)
         self.logs = podsim.LogStore(self.client, self.manager.workdir)
-        self.seen = {}       # build uid -> time the current phase started (controller memory)
+        self.seen = {}  # build uid -> time the current phase started (controller memory)
         self.mount_warned = set()
         self.builds.add_handler(self.enqueue_obj)
         self.streams.add_handler(self._on_stream)
@@ -207,8 +221,12 @@ class BuildController(Controller):
             return to.get("name")
         if to.get("kind") == "ImageStreamTag":
             stream_name, tag = split_istag(to.get("name", ""))
-            return "%s/%s/%s:%s" % (catalog.INTERNAL_REGISTRY, to.get("namespace") or namespace_of(build),
-                                    stream_name, tag or "latest")
+            return "%s/%s/%s:%s" % (
+                catalog.INTERNAL_REGISTRY,
+                to.get("namespace") or namespace_of(build),
+                stream_name,
+                tag or "latest",
+            )
         return None
 
     def dtk_kernel(self, build, base_digest):
@@ -239,8 +257,11 @@ class BuildController(Controller):
     def entitled(self, build):
         """Can dnf in this build reach the RHEL repos that carry kernel-devel?"""
         for kind, name, dest in mounted_refs(build):
-            if kind == "Secret" and "entitlement" in (dest + name) and \
-                    self.client.get(SECRETS, name, namespace_of(build)) is not None:
+            if (
+                kind == "Secret"
+                and "entitlement" in (dest + name)
+                and self.client.get(SECRETS, name, namespace_of(build)) is not None
+            ):
                 return True
         pool = self.pools.get("worker")
         rendered = ((pool or {}).get("status") or {}).get("configuration", {}).get("name")
@@ -315,7 +336,7 @@ class BuildController(Controller):
         if self.resolve_from(build) is None:
             if status.get("reason") != "InvalidImageReference":
                 self._status(build, {"reason": "InvalidImageReference", "message": MSG_INVALID_IMAGE})
-            return None   # an ImageStream event re-queues it
+            return None  # an ImageStream event re-queues it
         stream, _ignored = self.output_stream(build)
         to = ((build.get("spec") or {}).get("output") or {}).get("to") or {}
         if to.get("kind") == "ImageStreamTag" and stream is None:
@@ -323,8 +344,12 @@ class BuildController(Controller):
                 self._status(build, {"reason": "InvalidOutputReference", "message": MSG_INVALID_OUTPUT})
             return None
         pod = self._ensure_pod(build)
-        fields = {"phase": "Pending", "reason": None, "message": None,
-                  "outputDockerImageReference": self.output_reference(build)}
+        fields = {
+            "phase": "Pending",
+            "reason": None,
+            "message": None,
+            "outputDockerImageReference": self.output_reference(build),
+        }
         bc_name = labels_of(build).get(LABEL_BC) or annotations_of(build).get(LABEL_BC)
         if bc_name:
             fields["config"] = {"kind": "BuildConfig", "name": bc_name, "namespace": namespace_of(build)}
@@ -343,25 +368,44 @@ class BuildController(Controller):
         volumes, mounts = [], []
         for i, (kind, name, dest) in enumerate(mounted_refs(build)):
             vol = "build-%s-%d" % (kind.lower(), i)
-            volumes.append({"name": vol, ("secret" if kind == "Secret" else "configMap"):
-                            ({"secretName": name} if kind == "Secret" else {"name": name})})
+            volumes.append(
+                {
+                    "name": vol,
+                    ("secret" if kind == "Secret" else "configMap"): (
+                        {"secretName": name} if kind == "Secret" else {"name": name}
+                    ),
+                }
+            )
             mounts.append({"name": vol, "mountPath": "/var/run/secrets/openshift.io/build/%s" % vol})
         body = {
             "metadata": {
-                "name": self._pod_name(build), "namespace": namespace_of(build),
+                "name": self._pod_name(build),
+                "namespace": namespace_of(build),
                 "labels": {LABEL_BUILD_NAME: name_of(build)},
                 "annotations": {LABEL_BUILD_NAME: name_of(build)},
-                "ownerReferences": [{"apiVersion": apis.BUILDS.api_version, "kind": "Build", "name": name_of(build),
-                                     "uid": meta(build).get("uid"), "controller": True}],
+                "ownerReferences": [
+                    {
+                        "apiVersion": apis.BUILDS.api_version,
+                        "kind": "Build",
+                        "name": name_of(build),
+                        "uid": meta(build).get("uid"),
+                        "controller": True,
+                    }
+                ],
             },
             "spec": {
                 "serviceAccountName": spec.get("serviceAccount") or "builder",
                 "restartPolicy": "Never",
                 "nodeSelector": spec.get("nodeSelector") or None,
-                "containers": [{"name": "docker-build", "image": BUILDER_IMAGE,
-                                "command": ["openshift-docker-build"],
-                                "env": [{"name": "BUILD", "value": name_of(build)}],
-                                "volumeMounts": mounts}],
+                "containers": [
+                    {
+                        "name": "docker-build",
+                        "image": BUILDER_IMAGE,
+                        "command": ["openshift-docker-build"],
+                        "env": [{"name": "BUILD", "value": name_of(build)}],
+                        "volumeMounts": mounts,
+                    }
+                ],
                 "volumes": volumes,
             },
         }
@@ -399,10 +443,14 @@ class BuildController(Controller):
             uid = meta(pod).get("uid")
             if uid not in self.mount_warned:
                 self.mount_warned.add(uid)
-                self.client.event(dict(pod, apiVersion="v1", kind="Pod"), "FailedMount",
-                                  'MountVolume.SetUp failed for volume "build-%s-0" : %s "%s" not found'
-                                  % (kind.lower(), kind.lower() if kind == "Secret" else "configmap", name),
-                                  "Warning", "kubelet")
+                self.client.event(
+                    dict(pod, apiVersion="v1", kind="Pod"),
+                    "FailedMount",
+                    'MountVolume.SetUp failed for volume "build-%s-0" : %s "%s" not found'
+                    % (kind.lower(), kind.lower() if kind == "Secret" else "configmap", name),
+                    "Warning",
+                    "kubelet",
+                )
                 self.log.info("build %s: %s %s missing; build pod cannot start", key_of(build), kind, name)
             return self.timing(2)
         wait = self.timing() - (time.time() - started)
@@ -419,12 +467,19 @@ class BuildController(Controller):
 
     def _log_head(self, build):
         base = self.resolve_from(build) or ("", None)
-        lines = ['time="%s" level=info msg="Not using native diff for overlay, this may cause degraded performance '
-                 'for building images: kernel has CONFIG_OVERLAY_FS_REDIRECT_DIR enabled"' % now_rfc3339(),
-                 'Caching blobs under "/var/cache/blobs".', ""]
+        lines = [
+            'time="%s" level=info msg="Not using native diff for overlay, this may cause degraded performance '
+            'for building images: kernel has CONFIG_OVERLAY_FS_REDIRECT_DIR enabled"' % now_rfc3339(),
+            'Caching blobs under "/var/cache/blobs".',
+            "",
+        ]
         if base[0]:
-            lines += ["Pulling image %s ..." % base[0], "Trying to pull %s..." % base[0],
-                      "Getting image source signatures", "Writing manifest to image destination"]
+            lines += [
+                "Pulling image %s ..." % base[0],
+                "Trying to pull %s..." % base[0],
+                "Getting image source signatures",
+                "Writing manifest to image destination",
+            ]
         return "\n".join(lines) + "\n"
 
     def _running(self, build):
@@ -434,7 +489,7 @@ class BuildController(Controller):
         if wait > 0:
             return wait
         base = self.resolve_from(build)
-        if base is None:   # the base tag was deleted under the running build
+        if base is None:  # the base tag was deleted under the running build
             base = ("", None)
         steps = dockerfile_steps(build)
         total = len(steps)
@@ -472,23 +527,39 @@ class BuildController(Controller):
         fields = {"completionTimestamp": now_rfc3339(now), "duration": int((now - start) * 1e9)}
         if failure:
             text = "\n".join(log) + "\n"
-            fields.update({"phase": "Failed", "reason": "DockerBuildFailed", "message": MSG_DOCKER_FAILED,
-                           "logSnippet": podsim.tail(text, 5)})
+            fields.update(
+                {
+                    "phase": "Failed",
+                    "reason": "DockerBuildFailed",
+                    "message": MSG_DOCKER_FAILED,
+                    "logSnippet": podsim.tail(text, 5),
+                }
+            )
             exit_code = 1
         else:
             digest = catalog.fake_digest("build", namespace_of(build), name_of(build), meta(build).get("uid"))
             out_ref = self.output_reference(build)
-            log += ["COMMIT temp.builder.openshift.io/%s/%s:%s" % (namespace_of(build), name_of(build), digest[7:15]),
-                    "--> %s" % digest[7:19], "Successfully tagged temp.builder.openshift.io/%s/%s:%s"
-                    % (namespace_of(build), name_of(build), digest[7:15])]
+            log += [
+                "COMMIT temp.builder.openshift.io/%s/%s:%s" % (namespace_of(build), name_of(build), digest[7:15]),
+                "--> %s" % digest[7:19],
+                "Successfully tagged temp.builder.openshift.io/%s/%s:%s"
+                % (namespace_of(build), name_of(build), digest[7:15]),
+            ]
             if out_ref:
-                log += ["", "Pushing image %s ..." % out_ref, "Getting image source signatures",
-                        "Copying config %s" % digest, "Writing manifest to image destination",
-                        "Successfully pushed %s@%s" % (out_ref.rsplit(":", 1)[0], digest), "Push successful"]
+                log += [
+                    "",
+                    "Pushing image %s ..." % out_ref,
+                    "Getting image source signatures",
+                    "Copying config %s" % digest,
+                    "Writing manifest to image destination",
+                    "Successfully pushed %s@%s" % (out_ref.rsplit(":", 1)[0], digest),
+                    "Push successful",
+                ]
                 self._push(build, digest)
             text = "\n".join(log) + "\n"
-            fields.update({"phase": "Complete", "output": {"to": {"imageDigest": digest}},
-                           "stages": self._stages(start, now)})
+            fields.update(
+                {"phase": "Complete", "output": {"to": {"imageDigest": digest}}, "stages": self._stages(start, now)}
+            )
             exit_code = 0
         if pod is not None:
             self.logs.write(pod, "docker-build", text)
@@ -503,12 +574,28 @@ class BuildController(Controller):
     def _stages(start, end):
         span = int((end - start) * 1000)
         return [
-            {"name": "PullImages", "startTime": now_rfc3339(start), "durationMilliseconds": span // 4,
-             "steps": [{"name": "PullBaseImage", "startTime": now_rfc3339(start), "durationMilliseconds": span // 4}]},
-            {"name": "Build", "startTime": now_rfc3339(start), "durationMilliseconds": span // 2,
-             "steps": [{"name": "DockerBuild", "startTime": now_rfc3339(start), "durationMilliseconds": span // 2}]},
-            {"name": "PushImage", "startTime": now_rfc3339(end), "durationMilliseconds": span // 4,
-             "steps": [{"name": "PushDockerImage", "startTime": now_rfc3339(end), "durationMilliseconds": span // 4}]},
+            {
+                "name": "PullImages",
+                "startTime": now_rfc3339(start),
+                "durationMilliseconds": span // 4,
+                "steps": [
+                    {"name": "PullBaseImage", "startTime": now_rfc3339(start), "durationMilliseconds": span // 4}
+                ],
+            },
+            {
+                "name": "Build",
+                "startTime": now_rfc3339(start),
+                "durationMilliseconds": span // 2,
+                "steps": [{"name": "DockerBuild", "startTime": now_rfc3339(start), "durationMilliseconds": span // 2}],
+            },
+            {
+                "name": "PushImage",
+                "startTime": now_rfc3339(end),
+                "durationMilliseconds": span // 4,
+                "steps": [
+                    {"name": "PushDockerImage", "startTime": now_rfc3339(end), "durationMilliseconds": span // 4}
+                ],
+            },
         ]
 
     def _push(self, build, digest):
@@ -531,8 +618,12 @@ class BuildController(Controller):
                 tags.append(entry)
             generation = max([i.get("generation", 0) for t in tags for i in t.get("items") or []] + [0]) + 1
             reference = "%s/%s/%s@%s" % (catalog.INTERNAL_REGISTRY, namespace, stream_name, digest)
-            new_item = {"created": now_rfc3339(), "image": digest, "generation": generation,
-                        "dockerImageReference": reference}
+            new_item = {
+                "created": now_rfc3339(),
+                "image": digest,
+                "generation": generation,
+                "dockerImageReference": reference,
+            }
             entry["items"] = [new_item] + (entry.get("items") or [])
             try:
                 self.client.replace(apis.IMAGESTREAMS, stream, subresource="status")
@@ -561,8 +652,11 @@ class BuildConfigController(Controller):
         bc = self.configs.get(name, namespace)
         if not bc or meta(bc).get("deletionTimestamp"):
             return None
-        numbers = [int(annotations_of(b).get(ANN_BUILD_NUMBER) or 0) for b in self.builds.list(namespace)
-                   if (labels_of(b).get(LABEL_BC) or annotations_of(b).get(LABEL_BC)) == name]
+        numbers = [
+            int(annotations_of(b).get(ANN_BUILD_NUMBER) or 0)
+            for b in self.builds.list(namespace)
+            if (labels_of(b).get(LABEL_BC) or annotations_of(b).get(LABEL_BC)) == name
+        ]
         last = int(((bc.get("status") or {}).get("lastVersion")) or 0)
         triggers = [t.get("type") for t in (bc.get("spec") or {}).get("triggers") or []]
         if not numbers and last == 0 and "ConfigChange" in triggers:
@@ -571,8 +665,9 @@ class BuildConfigController(Controller):
             self.log.info("buildconfig %s: ConfigChange trigger started build 1", key)
         highest = max(numbers + [last])
         if highest != last:
-            self.client.patch(apis.BUILDCONFIGS, name, {"status": {"lastVersion": highest}}, namespace,
-                              subresource="status")
+            self.client.patch(
+                apis.BUILDCONFIGS, name, {"status": {"lastVersion": highest}}, namespace, subresource="status"
+            )
         return None
 
 
@@ -580,18 +675,39 @@ def build_from_config(bc, number, message="Manually triggered"):
     """The Build `oc start-build` (buildconfigs/instantiate) creates from a BuildConfig."""
     name = name_of(bc)
     spec = copy.deepcopy(bc.get("spec") or {})
-    build_spec = {k: spec[k] for k in ("serviceAccount", "source", "strategy", "output", "resources", "postCommit",
-                                       "completionDeadlineSeconds", "nodeSelector") if k in spec}
+    build_spec = {
+        k: spec[k]
+        for k in (
+            "serviceAccount",
+            "source",
+            "strategy",
+            "output",
+            "resources",
+            "postCommit",
+            "completionDeadlineSeconds",
+            "nodeSelector",
+        )
+        if k in spec
+    }
     build_spec["triggeredBy"] = [{"message": message}]
     policy = spec.get("runPolicy") or "Serial"
     return {
-        "apiVersion": apis.BUILDS.api_version, "kind": "Build",
+        "apiVersion": apis.BUILDS.api_version,
+        "kind": "Build",
         "metadata": {
-            "name": "%s-%d" % (name, number), "namespace": namespace_of(bc),
+            "name": "%s-%d" % (name, number),
+            "namespace": namespace_of(bc),
             "labels": {"buildconfig": name, LABEL_BC: name, "openshift.io/build.start-policy": policy},
             "annotations": {LABEL_BC: name, ANN_BUILD_NUMBER: str(number)},
-            "ownerReferences": [{"apiVersion": apis.BUILDCONFIGS.api_version, "kind": "BuildConfig", "name": name,
-                                 "uid": meta(bc).get("uid"), "controller": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": apis.BUILDCONFIGS.api_version,
+                    "kind": "BuildConfig",
+                    "name": name,
+                    "uid": meta(bc).get("uid"),
+                    "controller": True,
+                }
+            ],
         },
         "spec": build_spec,
     }
@@ -629,8 +745,9 @@ class ImageStreamController(Controller):
             items = entry.get("items") or []
             if not items or items[0].get("image") != digest:
                 generation = meta(stream).get("generation", 1)
-                entry["items"] = [{"created": now_rfc3339(), "dockerImageReference": ref, "image": digest,
-                                   "generation": generation}] + items
+                entry["items"] = [
+                    {"created": now_rfc3339(), "dockerImageReference": ref, "image": digest, "generation": generation}
+                ] + items
                 changed = True
         if changed:
             try:
@@ -658,6 +775,6 @@ class ServiceAccountsController(Controller):
             try:
                 self.client.ensure(SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": key}})
             except ApiException as exc:
-                if exc.status not in (403, 404):   # namespace going away
+                if exc.status not in (403, 404):  # namespace going away
                     raise
         return None

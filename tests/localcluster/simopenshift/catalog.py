@@ -37,7 +37,7 @@ CRIO_VERSION = "cri-o://1.29.5"
 SIM_PREFIX = "sim.gpuops.io/"
 ANN_GPU_COUNT = SIM_PREFIX + "gpu-count"
 ANN_GPU_PRODUCT = SIM_PREFIX + "gpu-product"
-LABEL_NOT_READY = SIM_PREFIX + "not-ready"   # kwok's node stages skip nodes with it
+LABEL_NOT_READY = SIM_PREFIX + "not-ready"  # kwok's node stages skip nodes with it
 ANN_NOT_READY_REASON = SIM_PREFIX + "not-ready-reason"
 
 # Component label the GPU node agent keys on (tests/localcluster/README.md).
@@ -57,10 +57,26 @@ INTERNAL_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
 # CUDA version a driver branch supports (nvidia-smi "CUDA Version", GFD
 # cuda.runtime.*). 450 -> 11.0 matches seed 004 (driver 450.80.02, runtime 11.0).
 CUDA_BY_BRANCH = {
-    418: "10.1", 430: "10.2", 440: "10.2", 450: "11.0", 460: "11.2", 470: "11.4",
-    510: "11.6", 515: "11.7", 520: "11.8", 525: "12.0", 530: "12.1", 535: "12.2",
-    545: "12.3", 550: "12.4", 555: "12.5", 560: "12.6", 565: "12.7", 570: "12.8",
-    575: "12.9", 580: "13.0",
+    418: "10.1",
+    430: "10.2",
+    440: "10.2",
+    450: "11.0",
+    460: "11.2",
+    470: "11.4",
+    510: "11.6",
+    515: "11.7",
+    520: "11.8",
+    525: "12.0",
+    530: "12.1",
+    535: "12.2",
+    545: "12.3",
+    550: "12.4",
+    555: "12.5",
+    560: "12.6",
+    565: "12.7",
+    570: "12.8",
+    575: "12.9",
+    580: "13.0",
 }
 DEFAULT_DRIVER_VERSION = "550.90.07"
 
@@ -281,8 +297,9 @@ class NodeHardware(object):
         meta = node.get("metadata") or {}
         labels = meta.get("labels") or {}
         annotations = meta.get("annotations") or {}
-        itype = instance_type(labels.get("node.kubernetes.io/instance-type")
-                              or labels.get("beta.kubernetes.io/instance-type") or "")
+        itype = instance_type(
+            labels.get("node.kubernetes.io/instance-type") or labels.get("beta.kubernetes.io/instance-type") or ""
+        )
         count = itype.gpu_count if itype else 0
         product = itype.gpu_model if itype else None
         if ANN_GPU_COUNT in annotations:
@@ -300,11 +317,22 @@ class NodeHardware(object):
 # CPU features NFD reports (cpu-cpuid.*) by instance family: Intel Xeon
 # (Skylake / Cascade Lake / Ice Lake: AVX-512) or AMD EPYC (AVX2 only). The list
 # is the one in seed 004's node dump, minus the AVX-512 flags on AMD.
-_INTEL_CPUID = ("ADX", "AESNI", "AVX", "AVX2", "AVX512BW", "AVX512CD", "AVX512DQ", "AVX512F",
-                "AVX512VL", "AVX512VNNI", "FMA3")
+_INTEL_CPUID = (
+    "ADX",
+    "AESNI",
+    "AVX",
+    "AVX2",
+    "AVX512BW",
+    "AVX512CD",
+    "AVX512DQ",
+    "AVX512F",
+    "AVX512VL",
+    "AVX512VNNI",
+    "FMA3",
+)
 _AMD_CPUID = ("ADX", "AESNI", "AVX", "AVX2", "FMA3")
 _AMD_FAMILIES = ("g5", "g6", "gr6", "g6e", "p5", "p5e", "m5a", "m6a")
-_BROADWELL_FAMILIES = ("p2", "p3", "g3", "g3s")   # Xeon E5 v4: no AVX-512
+_BROADWELL_FAMILIES = ("p2", "p3", "g3", "g3s")  # Xeon E5 v4: no AVX-512
 
 
 def cpuid_flags(hw):

@@ -52,9 +52,20 @@ def upgrade_kernel(api, node_name, kernel=None, rhcos_build=None, add_dtk_tag=Tr
     node = client.get(NODES, node_name)
     if node is None:
         raise ValueError("node %s not found" % node_name)
-    client.patch(NODES, node_name, {"status": {"nodeInfo": {
-        "kernelVersion": build.kernel, "osImage": build.os_image,
-        "bootID": catalog.fake_hex(32, "boot", node_name, build.build, time.time())}}}, subresource="status")
+    client.patch(
+        NODES,
+        node_name,
+        {
+            "status": {
+                "nodeInfo": {
+                    "kernelVersion": build.kernel,
+                    "osImage": build.os_image,
+                    "bootID": catalog.fake_hex(32, "boot", node_name, build.build, time.time()),
+                }
+            }
+        },
+        subresource="status",
+    )
     if add_dtk_tag:
         _add_dtk_tag(client, build.build)
     return build
@@ -67,25 +78,43 @@ def _add_dtk_tag(client, build_id):
     tags = (stream.get("spec") or {}).get("tags") or []
     if any(t.get("name") == build_id for t in tags):
         return
-    tags.append({"name": build_id, "from": {"kind": "DockerImage", "name": catalog.dtk_image(build_id)},
-                 "referencePolicy": {"type": "Source"}, "importPolicy": {"scheduled": False}})
+    tags.append(
+        {
+            "name": build_id,
+            "from": {"kind": "DockerImage", "name": catalog.dtk_image(build_id)},
+            "referencePolicy": {"type": "Source"},
+            "importPolicy": {"scheduled": False},
+        }
+    )
     client.patch(apis.IMAGESTREAMS, "driver-toolkit", {"spec": {"tags": tags}}, "openshift")
 
 
 def break_node(api, node_name, reason="KubeletNotReady", message="Kubelet stopped posting node status."):
     """Make a node NotReady until repair_node (kwok's node stages skip it meanwhile)."""
     client = Client(api)
-    client.patch(NODES, node_name, {"metadata": {"labels": {catalog.LABEL_NOT_READY: "broken"},
-                                                 "annotations": {catalog.ANN_NOT_READY_REASON: message}}})
+    client.patch(
+        NODES,
+        node_name,
+        {
+            "metadata": {
+                "labels": {catalog.LABEL_NOT_READY: "broken"},
+                "annotations": {catalog.ANN_NOT_READY_REASON: message},
+            }
+        },
+    )
     node = client.get(NODES, node_name)
-    client.patch(NODES, node_name, {"status": {"conditions": not_ready_conditions(node, reason, message)}},
-                 subresource="status")
+    client.patch(
+        NODES, node_name, {"status": {"conditions": not_ready_conditions(node, reason, message)}}, subresource="status"
+    )
 
 
 def repair_node(api, node_name):
     """Undo break_node: kwok marks the node Ready again."""
-    Client(api).patch(NODES, node_name, {"metadata": {"labels": {catalog.LABEL_NOT_READY: None},
-                                                      "annotations": {catalog.ANN_NOT_READY_REASON: None}}})
+    Client(api).patch(
+        NODES,
+        node_name,
+        {"metadata": {"labels": {catalog.LABEL_NOT_READY: None}, "annotations": {catalog.ANN_NOT_READY_REASON: None}}},
+    )
 
 
 def wait_for(predicate, timeout=60, interval=0.25, what="condition"):
@@ -100,12 +129,14 @@ def wait_for(predicate, timeout=60, interval=0.25, what="condition"):
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError("timed out after %ss waiting for %s%s" % (
-        timeout, what, " (last error: %s)" % last_error if last_error else ""))
+    raise AssertionError(
+        "timed out after %ss waiting for %s%s" % (timeout, what, " (last error: %s)" % last_error if last_error else "")
+    )
 
 
 def wait_match(fetch, predicate, timeout=60, interval=0.25, what="condition"):
     """Poll ``fetch()`` until ``predicate(value)`` holds; returns that value."""
+
     def check():
         value = fetch()
         return value if value is not None and predicate(value) else None

@@ -30,7 +30,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
-if __package__ in (None, ""):   # run as a script: make the package importable
+if __package__ in (None, ""):  # run as a script: make the package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from simopenshift import agent, builds, install, machineapi, mco, nfd, olm  # noqa: E402
@@ -38,12 +38,21 @@ from simopenshift.kube import CONFIGMAPS, Manager, Timing, now_rfc3339  # noqa: 
 
 NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController]
 OPENSHIFT_CONTROLLERS = [
-    machineapi.MachineSetController, machineapi.MachineController, machineapi.MachineAutoscalerController,
-    mco.RenderController, mco.DaemonController, mco.KubeletConfigController,
+    machineapi.MachineSetController,
+    machineapi.MachineController,
+    machineapi.MachineAutoscalerController,
+    mco.RenderController,
+    mco.DaemonController,
+    mco.KubeletConfigController,
     nfd.OperatorController,
-    olm.SubscriptionController, olm.InstallPlanController, olm.CSVController, olm.OperatorGroupController,
+    olm.SubscriptionController,
+    olm.InstallPlanController,
+    olm.CSVController,
+    olm.OperatorGroupController,
     olm.CatalogSourceController,
-    builds.BuildController, builds.BuildConfigController, builds.ImageStreamController,
+    builds.BuildController,
+    builds.BuildConfigController,
+    builds.ImageStreamController,
     builds.ServiceAccountsController,
 ]
 
@@ -58,9 +67,16 @@ def api_client(kubeconfig):
 
 def report_ready(manager, profile):
     namespace, name = install.STATUS_CONFIGMAP
-    body = {"metadata": {"name": name, "namespace": namespace},
-            "data": {"ready": "true", "profile": profile, "pid": str(os.getpid()), "since": now_rfc3339(),
-                     "phaseSeconds": str(manager.timing.phase)}}
+    body = {
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {
+            "ready": "true",
+            "profile": profile,
+            "pid": str(os.getpid()),
+            "since": now_rfc3339(),
+            "phaseSeconds": str(manager.timing.phase),
+        },
+    }
     for _ignored in range(50):
         try:
             if manager.client.get(CONFIGMAPS, name, namespace) is None:
@@ -68,7 +84,7 @@ def report_ready(manager, profile):
             else:
                 manager.client.patch(CONFIGMAPS, name, {"data": body["data"]}, namespace)
             return
-        except Exception as exc:   # apiserver briefly unavailable
+        except Exception as exc:  # apiserver briefly unavailable
             logging.getLogger("simopenshift").warning("cannot report readiness yet: %s", exc)
             time.sleep(0.5)
 
@@ -88,13 +104,19 @@ def main(argv=None):
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--profile", choices=["openshift", "kubernetes"], default="openshift")
     parser.add_argument("--workdir", default=".")
-    parser.add_argument("--phase-seconds", type=float,
-                        default=float(os.environ.get("GPUOPS_SIM_PHASE_SECONDS", "1.0") or 1.0),
-                        help="duration of one simulated phase (machine provisioning step, driver load, ...)")
+    parser.add_argument(
+        "--phase-seconds",
+        type=float,
+        default=float(os.environ.get("GPUOPS_SIM_PHASE_SECONDS", "1.0") or 1.0),
+        help="duration of one simulated phase (machine provisioning step, driver load, ...)",
+    )
     parser.add_argument("--log-level", default=os.environ.get("GPUOPS_SIM_LOG_LEVEL", "INFO"))
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stdout)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stdout,
+    )
     log = logging.getLogger("simopenshift")
     workdir = os.path.abspath(args.workdir)
     api = api_client(args.kubeconfig)
@@ -117,8 +139,13 @@ def main(argv=None):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    log.info("starting %d controllers (profile %s, phase %.2fs, workdir %s)", len(manager.controllers),
-             args.profile, args.phase_seconds, workdir)
+    log.info(
+        "starting %d controllers (profile %s, phase %.2fs, workdir %s)",
+        len(manager.controllers),
+        args.profile,
+        args.phase_seconds,
+        workdir,
+    )
     manager.start(sync_timeout=30)
     report_ready(manager, args.profile)
     log.info("controllers running")

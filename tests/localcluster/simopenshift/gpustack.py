@@ -21,13 +21,32 @@ from simopenshift.kube import annotations_of, labels_of
 GFD_PREFIX = "nvidia.com/"
 # GFD label keys the agent owns (removed when no GFD pod runs on the node).
 GFD_KEYS = (
-    "cuda.driver.major", "cuda.driver.minor", "cuda.driver.rev",
-    "cuda.driver-version.full", "cuda.driver-version.major", "cuda.driver-version.minor",
-    "cuda.driver-version.revision", "cuda.runtime.major", "cuda.runtime.minor",
-    "cuda.runtime-version.full", "cuda.runtime-version.major", "cuda.runtime-version.minor",
-    "gfd.timestamp", "gpu.compute.major", "gpu.compute.minor", "gpu.count", "gpu.family", "gpu.machine",
-    "gpu.memory", "gpu.mode", "gpu.product", "gpu.replicas", "gpu.sharing-strategy", "mig.capable",
-    "mps.capable", "vgpu.present",
+    "cuda.driver.major",
+    "cuda.driver.minor",
+    "cuda.driver.rev",
+    "cuda.driver-version.full",
+    "cuda.driver-version.major",
+    "cuda.driver-version.minor",
+    "cuda.driver-version.revision",
+    "cuda.runtime.major",
+    "cuda.runtime.minor",
+    "cuda.runtime-version.full",
+    "cuda.runtime-version.major",
+    "cuda.runtime-version.minor",
+    "gfd.timestamp",
+    "gpu.compute.major",
+    "gpu.compute.minor",
+    "gpu.count",
+    "gpu.family",
+    "gpu.machine",
+    "gpu.memory",
+    "gpu.mode",
+    "gpu.product",
+    "gpu.replicas",
+    "gpu.sharing-strategy",
+    "mig.capable",
+    "mps.capable",
+    "vgpu.present",
 )
 ANN_HOST_DRIVER = catalog.SIM_PREFIX + "host-driver-version"
 SHARED_RESOURCE = "nvidia.com/gpu.shared"
@@ -40,9 +59,20 @@ Test PASSED
 Done
 """
 
-POWER_CAP_W = {"Tesla-T4": 70, "Tesla-K80": 149, "Tesla-M60": 150, "NVIDIA-L4": 72, "NVIDIA-L40S": 350,
-               "NVIDIA-A10G": 300, "NVIDIA-A10": 150, "NVIDIA-A100-SXM4-40GB": 400, "NVIDIA-A100-SXM4-80GB": 400,
-               "NVIDIA-A100-80GB-PCIe": 300, "NVIDIA-H100-80GB-HBM3": 700, "NVIDIA-H200": 700}
+POWER_CAP_W = {
+    "Tesla-T4": 70,
+    "Tesla-K80": 149,
+    "Tesla-M60": 150,
+    "NVIDIA-L4": 72,
+    "NVIDIA-L40S": 350,
+    "NVIDIA-A10G": 300,
+    "NVIDIA-A10": 150,
+    "NVIDIA-A100-SXM4-40GB": 400,
+    "NVIDIA-A100-SXM4-80GB": 400,
+    "NVIDIA-A100-80GB-PCIe": 300,
+    "NVIDIA-H100-80GB-HBM3": 700,
+    "NVIDIA-H200": 700,
+}
 
 
 def component(pod):
@@ -154,7 +184,9 @@ def judge_driver(container, node_kernel, os_release, registry_lookup=None):
         return DriverVerdict(True, built_for)
     if built_for:
         if built_for != node_kernel:
-            return DriverVerdict(False, built_for, "modules built for kernel %s, node runs %s" % (built_for, node_kernel))
+            return DriverVerdict(
+                False, built_for, "modules built for kernel %s, node runs %s" % (built_for, node_kernel)
+            )
         return DriverVerdict(True, built_for)
     wanted = image_os_tag(image)
     have = node_os_tag(os_release)
@@ -184,12 +216,19 @@ def driver_log(version, node_kernel, verdict):
         "+ modprobe nvidia",
     ]
     if verdict.ok:
-        lines += ["+ modprobe nvidia-uvm", "+ modprobe nvidia-modeset", "Starting NVIDIA persistence daemon...",
-                  "Mounting NVIDIA driver rootfs...", "Done, now waiting for signal"]
+        lines += [
+            "+ modprobe nvidia-uvm",
+            "+ modprobe nvidia-modeset",
+            "Starting NVIDIA persistence daemon...",
+            "Mounting NVIDIA driver rootfs...",
+            "Done, now waiting for signal",
+        ]
     elif verdict.built_for:
-        lines += ["modprobe: FATAL: Module nvidia not found in directory /lib/modules/%s" % node_kernel,
-                  "Kernel modules in this image were built for %s" % verdict.built_for,
-                  "Could not load NVIDIA driver kernel modules: %s" % verdict.reason]
+        lines += [
+            "modprobe: FATAL: Module nvidia not found in directory /lib/modules/%s" % node_kernel,
+            "Kernel modules in this image were built for %s" % verdict.built_for,
+            "Could not load NVIDIA driver kernel modules: %s" % verdict.reason,
+        ]
     else:
         lines += ["Could not resolve Linux kernel version: %s" % verdict.reason]
     return "\n".join(lines) + "\n"
@@ -204,31 +243,39 @@ def nvidia_smi(product, count, memory_mib, driver, cuda, now=None):
     """An nvidia-smi table in the layout of seed 000 for ``count`` GPUs."""
     stamp = time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(now or time.time()))
     cap = POWER_CAP_W.get(product, 300)
-    out = [stamp + "       ",
-           "+-----------------------------------------------------------------------------+",
-           "| NVIDIA-SMI %-12s Driver Version: %-12s CUDA Version: %-9s|" % (driver, driver, cuda or "N/A"),
-           "|-------------------------------+----------------------+----------------------+",
-           "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |",
-           "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |",
-           "|===============================+======================+======================|"]
+    out = [
+        stamp + "       ",
+        "+-----------------------------------------------------------------------------+",
+        "| NVIDIA-SMI %-12s Driver Version: %-12s CUDA Version: %-9s|" % (driver, driver, cuda or "N/A"),
+        "|-------------------------------+----------------------+----------------------+",
+        "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |",
+        "|===============================+======================+======================|",
+    ]
     for index in range(count):
         bus = "00000000:00:%02X.0" % (0x1E - index if index < 0x1E else index)
         out.append("| %3d  %-18s  On   | %s Off |                    0 |" % (index, gpu_display_name(product), bus))
         memory = "0MiB / %dMiB" % memory_mib
-        out.append("| N/A   34C    P0    %2dW / %3dW | %20s |      0%%      Default |" % (min(22, cap // 3), cap, memory))
+        out.append(
+            "| N/A   34C    P0    %2dW / %3dW | %20s |      0%%      Default |" % (min(22, cap // 3), cap, memory)
+        )
         out.append("+-------------------------------+----------------------+----------------------+")
-    out += ["                                                                               ",
-            "+-----------------------------------------------------------------------------+",
-            "| Processes:                                                       GPU Memory |",
-            "|  GPU       PID   Type   Process name                             Usage      |",
-            "|=============================================================================|",
-            "|  No running processes found                                                 |",
-            "+-----------------------------------------------------------------------------+"]
+    out += [
+        "                                                                               ",
+        "+-----------------------------------------------------------------------------+",
+        "| Processes:                                                       GPU Memory |",
+        "|  GPU       PID   Type   Process name                             Usage      |",
+        "|=============================================================================|",
+        "|  No running processes found                                                 |",
+        "+-----------------------------------------------------------------------------+",
+    ]
     return "\n".join(out) + "\n"
 
 
-NVIDIA_SMI_NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-                        "Make sure that the latest NVIDIA driver is installed and running.\n")
+NVIDIA_SMI_NO_DRIVER = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n"
+)
 
 
 def vector_add_failure(reason):
@@ -236,8 +283,10 @@ def vector_add_failure(reason):
 
 
 def workload_kind(pod):
-    text = " ".join(" ".join([c.get("image", "")] + (c.get("command") or []) + (c.get("args") or []))
-                    for c in (pod.get("spec") or {}).get("containers") or []).lower()
+    text = " ".join(
+        " ".join([c.get("image", "")] + (c.get("command") or []) + (c.get("args") or []))
+        for c in (pod.get("spec") or {}).get("containers") or []
+    ).lower()
     if "nvidia-smi" in text:
         return "nvidia-smi"
     if "vectoradd" in text or "vector-add" in text or "vector_add" in text or "cuda-sample" in text:
@@ -278,17 +327,30 @@ def gfd_labels(node, hw, driver, replicas=1, strategy="none", timestamp=None):
     cuda = catalog.cuda_version(driver) or ""
     cuda_major, cuda_minor = (cuda.split(".") + [""])[:2]
     itype = hw.instance_type
-    machine = itype.name if itype and itype.provider == "aws" else "Virtual-Machine" if itype and \
-        itype.provider == "azure" else (labels_of(node).get("node.kubernetes.io/instance-type") or "Unknown")
+    machine = (
+        itype.name
+        if itype and itype.provider == "aws"
+        else (
+            "Virtual-Machine"
+            if itype and itype.provider == "azure"
+            else (labels_of(node).get("node.kubernetes.io/instance-type") or "Unknown")
+        )
+    )
     product = hw.gpu_product
     if strategy != "none":
         product += "-SHARED"
     labels = {
-        "cuda.driver.major": major, "cuda.driver.minor": minor, "cuda.driver.rev": rev,
-        "cuda.driver-version.full": driver, "cuda.driver-version.major": major,
-        "cuda.driver-version.minor": minor, "cuda.driver-version.revision": rev,
-        "cuda.runtime.major": cuda_major, "cuda.runtime.minor": cuda_minor,
-        "cuda.runtime-version.full": cuda, "cuda.runtime-version.major": cuda_major,
+        "cuda.driver.major": major,
+        "cuda.driver.minor": minor,
+        "cuda.driver.rev": rev,
+        "cuda.driver-version.full": driver,
+        "cuda.driver-version.major": major,
+        "cuda.driver-version.minor": minor,
+        "cuda.driver-version.revision": rev,
+        "cuda.runtime.major": cuda_major,
+        "cuda.runtime.minor": cuda_minor,
+        "cuda.runtime-version.full": cuda,
+        "cuda.runtime-version.major": cuda_major,
         "cuda.runtime-version.minor": cuda_minor,
         "gfd.timestamp": str(int(timestamp or time.time())),
         "gpu.compute.major": model.compute_major if model else "7",

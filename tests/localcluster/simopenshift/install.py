@@ -25,7 +25,15 @@ from kubernetes.client.rest import ApiException
 
 from simopenshift import apis, catalog, machineapi, mco, olm, seed
 from simopenshift.kube import (
-    CONFIGMAPS, CRDS, NAMESPACES, NODES, SECRETS, Client, meta, name_of, node_ready,
+    CONFIGMAPS,
+    CRDS,
+    NAMESPACES,
+    NODES,
+    SECRETS,
+    Client,
+    meta,
+    name_of,
+    node_ready,
 )
 
 LOG = logging.getLogger("simopenshift.install")
@@ -90,8 +98,9 @@ def ensure(client, res, body, status=None):
         return client.get(res, name_of(body), body["metadata"].get("namespace")), False
     status = status if status is not None else body.get("status")
     if status and res is not NODES:
-        obj = client.patch(res, name_of(obj), {"status": status}, body["metadata"].get("namespace"),
-                           subresource="status")
+        obj = client.patch(
+            res, name_of(obj), {"status": status}, body["metadata"].get("namespace"), subresource="status"
+        )
     return obj, True
 
 
@@ -160,11 +169,22 @@ def seed_cluster(client):
             continue
         machine = machineapi.machine_from_machineset(ms, "%s-%s" % (name_of(ms), seed.machine_suffix(name_of(ms))))
         _machine_with_node(client, machine, build, configs["worker"])
-        client.patch(apis.MACHINESETS, name_of(ms), {"status": {
-            "replicas": 1, "fullyLabeledReplicas": 1, "readyReplicas": 1,
-            "availableReplicas": 1, "observedGeneration": meta(ms).get("generation"),
-            "labelSelector": machineapi.selector_string(ms["spec"]["selector"])}}, apis.MACHINE_API_NS,
-            subresource="status")
+        client.patch(
+            apis.MACHINESETS,
+            name_of(ms),
+            {
+                "status": {
+                    "replicas": 1,
+                    "fullyLabeledReplicas": 1,
+                    "readyReplicas": 1,
+                    "availableReplicas": 1,
+                    "observedGeneration": meta(ms).get("generation"),
+                    "labelSelector": machineapi.selector_string(ms["spec"]["selector"]),
+                }
+            },
+            apis.MACHINE_API_NS,
+            subresource="status",
+        )
 
     ensure(client, apis.IMAGESTREAMS, seed.dtk_imagestream(), status=_dtk_status())
     for name in sorted(olm.CATALOGS):
@@ -172,8 +192,12 @@ def seed_cluster(client):
         ensure(client, apis.CATALOGSOURCES, body, status=olm.catalog_source_status(body))
     for package in sorted(olm.PACKAGES):
         ensure(client, apis.PACKAGEMANIFESTS, olm.package_manifest(package))
-    ensure(client, apis.OPERATORGROUPS, seed.global_operators_group(),
-           status={"namespaces": [""], "lastUpdated": "2026-01-05T09:12:44Z"})
+    ensure(
+        client,
+        apis.OPERATORGROUPS,
+        seed.global_operators_group(),
+        status={"namespaces": [""], "lastUpdated": "2026-01-05T09:12:44Z"},
+    )
 
 
 def _dtk_status():
@@ -182,8 +206,14 @@ def _dtk_status():
     tags = []
     for tag in body["spec"]["tags"]:
         ref = tag["from"]["name"]
-        tags.append({"tag": tag["name"], "items": [{"created": stamp, "dockerImageReference": ref,
-                                                    "image": ref.split("@", 1)[1], "generation": 2}]})
+        tags.append(
+            {
+                "tag": tag["name"],
+                "items": [
+                    {"created": stamp, "dockerImageReference": ref, "image": ref.split("@", 1)[1], "generation": 2}
+                ],
+            }
+        )
     return {"dockerImageRepository": "%s/openshift/driver-toolkit" % catalog.INTERNAL_REGISTRY, "tags": tags}
 
 
@@ -210,8 +240,11 @@ def _machine_with_node(client, machine, build, config):
 
 def seeded_node_names(client):
     items, _ignored = client.list(apis.MACHINES, apis.MACHINE_API_NS)
-    return [((m.get("status") or {}).get("nodeRef") or {}).get("name") for m in items
-            if ((m.get("status") or {}).get("nodeRef") or {}).get("name")]
+    return [
+        ((m.get("status") or {}).get("nodeRef") or {}).get("name")
+        for m in items
+        if ((m.get("status") or {}).get("nodeRef") or {}).get("name")
+    ]
 
 
 def wait_ready(api_client, timeout=40, need_controllers=True):
@@ -229,5 +262,7 @@ def wait_ready(api_client, timeout=40, need_controllers=True):
         if not pending and controllers:
             return
         time.sleep(0.2)
-    raise RuntimeError("simulated OpenShift not ready after %ss (nodes not Ready: %s; controllers reported: %s)"
-                       % (timeout, sorted(pending), controllers))
+    raise RuntimeError(
+        "simulated OpenShift not ready after %ss (nodes not Ready: %s; controllers reported: %s)"
+        % (timeout, sorted(pending), controllers)
+    )

@@ -115,6 +115,7 @@ def parse_rfc3339(value):
     if not value:
         return None
     import calendar
+
     value = value.rstrip("Z").split(".")[0]
     return calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%S"))
 
@@ -167,9 +168,17 @@ class Client(object):
         if content_type:
             headers["Content-Type"] = content_type
         return self.api.call_api(
-            path, method, query_params=query or [], header_params=headers, body=body,
-            auth_settings=["BearerToken"], response_type="object", _return_http_data_only=True,
-            _preload_content=True, _request_timeout=timeout or self.request_timeout)
+            path,
+            method,
+            query_params=query or [],
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            response_type="object",
+            _return_http_data_only=True,
+            _preload_content=True,
+            _request_timeout=timeout or self.request_timeout,
+        )
 
     def get(self, res, name, namespace=None, subresource=None):
         try:
@@ -232,11 +241,19 @@ class Client(object):
         body = {
             "metadata": {"generateName": "%s." % name_of(involved), "namespace": namespace},
             "involvedObject": {
-                "apiVersion": involved.get("apiVersion"), "kind": involved.get("kind"),
-                "name": name_of(involved), "namespace": namespace_of(involved), "uid": meta(involved).get("uid"),
+                "apiVersion": involved.get("apiVersion"),
+                "kind": involved.get("kind"),
+                "name": name_of(involved),
+                "namespace": namespace_of(involved),
+                "uid": meta(involved).get("uid"),
             },
-            "reason": reason, "message": message, "type": etype,
-            "source": {"component": component}, "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+            "reason": reason,
+            "message": message,
+            "type": etype,
+            "source": {"component": component},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
         }
         try:
             self.create(EVENTS, body, namespace)
@@ -249,9 +266,15 @@ class Client(object):
         if resource_version:
             query.append(("resourceVersion", resource_version))
         resp = self.api.call_api(
-            res.path(namespace), "GET", query_params=query, header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"], _return_http_data_only=True, _preload_content=False,
-            _request_timeout=(10, timeout_seconds + 15))
+            res.path(namespace),
+            "GET",
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=(10, timeout_seconds + 15),
+        )
         try:
             for line in iter_resp_lines(resp):
                 if not line:
@@ -373,8 +396,13 @@ class Informer(object):
                 LOG.info("watch on %s expired, re-listing", self.res)
                 rv = None
             except Exception as exc:  # connection refused/reset, apiserver restart, 5xx
-                LOG.info("watch on %s interrupted (%s: %s); re-listing in %.1fs",
-                         self.res, type(exc).__name__, str(exc)[:200], backoff)
+                LOG.info(
+                    "watch on %s interrupted (%s: %s); re-listing in %.1fs",
+                    self.res,
+                    type(exc).__name__,
+                    str(exc)[:200],
+                    backoff,
+                )
                 rv = None
                 self.stop.wait(backoff)
                 backoff = min(backoff * 2, self.backoff_max)
@@ -391,9 +419,9 @@ class WorkQueue(object):
     def __init__(self):
         self.cond = threading.Condition()
         self.heap = []
-        self.due = {}          # key -> earliest due time queued
+        self.due = {}  # key -> earliest due time queued
         self.processing = set()
-        self.dirty = {}        # key -> due time, re-added after done()
+        self.dirty = {}  # key -> due time, re-added after done()
 
     def add(self, key, delay=0.0):
         due = time.time() + max(delay, 0.0)
@@ -414,7 +442,7 @@ class WorkQueue(object):
                 now = time.time()
                 while self.heap:
                     due, key = self.heap[0]
-                    if self.due.get(key) != due:   # superseded by an earlier add
+                    if self.due.get(key) != due:  # superseded by an earlier add
                         heapq.heappop(self.heap)
                         continue
                     break
@@ -514,7 +542,7 @@ class Controller(object):
         else:
             self.log.log(level, "reconcile %s failed", key, exc_info=True)
         self.queue.done(key)
-        self.enqueue(key, min(0.2 * (2 ** count), 5.0))
+        self.enqueue(key, min(0.2 * (2**count), 5.0))
 
 
 class Timing(object):
@@ -564,7 +592,9 @@ class Manager(object):
             for key in controller.resync_keys():
                 controller.enqueue(key)
             for i in range(controller.workers):
-                thread = threading.Thread(target=controller.run, args=(self.stop,), name="%s-%d" % (controller.name, i), daemon=True)
+                thread = threading.Thread(
+                    target=controller.run, args=(self.stop,), name="%s-%d" % (controller.name, i), daemon=True
+                )
                 thread.start()
                 self.threads.append(thread)
 

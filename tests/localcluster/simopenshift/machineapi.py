@@ -41,8 +41,19 @@ from kubernetes.client.rest import ApiException
 
 from simopenshift import apis, catalog
 from simopenshift.kube import (
-    NODES, Controller, annotations_of, key_of, labels_of, match_selector, meta, name_of, namespace_of,
-    node_ready, now_rfc3339, parse_rfc3339, split_key,
+    NODES,
+    Controller,
+    annotations_of,
+    key_of,
+    labels_of,
+    match_selector,
+    meta,
+    name_of,
+    namespace_of,
+    node_ready,
+    now_rfc3339,
+    parse_rfc3339,
+    split_key,
 )
 
 MACHINE_FINALIZER = "machine.machine.openshift.io"
@@ -62,7 +73,7 @@ SUBNET_BASE = {"a": 128, "b": 144, "c": 160, "d": 176, "e": 192, "f": 208}
 # plus the 100Mi hard eviction threshold.
 RESERVED_CPU_M = 500
 RESERVED_MEMORY_KI = 1024 * 1024 + 100 * 1024
-EPHEMERAL_CAPACITY_KI = 125293548          # 120 GiB root volume as the kubelet reports it
+EPHEMERAL_CAPACITY_KI = 125293548  # 120 GiB root volume as the kubelet reports it
 EPHEMERAL_ALLOCATABLE = "114396791822"
 
 
@@ -106,8 +117,12 @@ def node_resources(itype):
     cpu = itype.vcpu
     memory_ki = itype.memory_mib * 1024
     capacity = {
-        "cpu": str(cpu), "memory": "%dKi" % memory_ki, "pods": "250",
-        "ephemeral-storage": "%dKi" % EPHEMERAL_CAPACITY_KI, "hugepages-1Gi": "0", "hugepages-2Mi": "0",
+        "cpu": str(cpu),
+        "memory": "%dKi" % memory_ki,
+        "pods": "250",
+        "ephemeral-storage": "%dKi" % EPHEMERAL_CAPACITY_KI,
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
     }
     allocatable = dict(capacity)
     allocatable["cpu"] = "%dm" % (cpu * 1000 - RESERVED_CPU_M)
@@ -126,10 +141,16 @@ def machine_from_machineset(machineset, name=None):
         "namespace": namespace_of(machineset),
         "labels": dict(tmeta.get("labels") or {}),
         "annotations": dict(tmeta.get("annotations") or {}),
-        "ownerReferences": [{
-            "apiVersion": apis.MACHINESETS.api_version, "kind": "MachineSet", "name": ms_meta.get("name"),
-            "uid": ms_meta.get("uid"), "controller": True, "blockOwnerDeletion": True,
-        }],
+        "ownerReferences": [
+            {
+                "apiVersion": apis.MACHINESETS.api_version,
+                "kind": "MachineSet",
+                "name": ms_meta.get("name"),
+                "uid": ms_meta.get("uid"),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
         "finalizers": [MACHINE_FINALIZER],
     }
     if name:
@@ -150,8 +171,11 @@ def provisioned_fields(machine):
     node_name, ip = node_name_for(name, region, zone)
     itype = instance_type_name(machine)
     metadata = {
-        "labels": {"machine.openshift.io/instance-type": itype, "machine.openshift.io/region": region,
-                   "machine.openshift.io/zone": zone},
+        "labels": {
+            "machine.openshift.io/instance-type": itype,
+            "machine.openshift.io/region": region,
+            "machine.openshift.io/zone": zone,
+        },
         "annotations": {ANN_INSTANCE_STATE: "running"},
     }
     spec = {"providerID": "aws:///%s/%s" % (zone, iid)}
@@ -162,10 +186,19 @@ def provisioned_fields(machine):
             {"type": "Hostname", "address": node_name},
         ],
         "providerStatus": {
-            "apiVersion": "machine.openshift.io/v1beta1", "kind": "AWSMachineProviderStatus",
-            "instanceId": iid, "instanceState": "running",
-            "conditions": [{"type": "MachineCreation", "status": "True", "reason": "MachineCreationSucceeded",
-                            "message": "Machine successfully created", "lastTransitionTime": now_rfc3339()}],
+            "apiVersion": "machine.openshift.io/v1beta1",
+            "kind": "AWSMachineProviderStatus",
+            "instanceId": iid,
+            "instanceState": "running",
+            "conditions": [
+                {
+                    "type": "MachineCreation",
+                    "status": "True",
+                    "reason": "MachineCreationSucceeded",
+                    "message": "Machine successfully created",
+                    "lastTransitionTime": now_rfc3339(),
+                }
+            ],
         },
     }
     return metadata, spec, status
@@ -205,18 +238,21 @@ def node_from_machine(machine, rhcos_build, mco_config=None):
         "volumes.kubernetes.io/controller-managed-attach-detach": "true",
     }
     if mco_config:
-        annotations.update({
-            "machineconfiguration.openshift.io/currentConfig": mco_config,
-            "machineconfiguration.openshift.io/desiredConfig": mco_config,
-            "machineconfiguration.openshift.io/state": "Done",
-            "machineconfiguration.openshift.io/reason": "",
-        })
+        annotations.update(
+            {
+                "machineconfiguration.openshift.io/currentConfig": mco_config,
+                "machineconfiguration.openshift.io/desiredConfig": mco_config,
+                "machineconfiguration.openshift.io/state": "Done",
+                "machineconfiguration.openshift.io/reason": "",
+            }
+        )
     annotations.update(((spec.get("metadata") or {}).get("annotations")) or {})
     capacity, allocatable = node_resources(itype)
     taints = [dict((k, v) for k, v in t.items() if k in ("key", "value", "effect")) for t in spec.get("taints") or []]
     provider_id = spec.get("providerID") or "aws:///%s/%s" % (zone, instance_id(name))
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": node_name, "labels": labels, "annotations": annotations},
         "spec": {"providerID": provider_id, "taints": taints},
         "status": {
@@ -225,9 +261,12 @@ def node_from_machine(machine, rhcos_build, mco_config=None):
             # No addresses: kwok fills InternalIP with its --node-ip so the
             # apiserver can reach kwok for pods/log. The AWS address is on the Machine.
             "nodeInfo": {
-                "architecture": "amd64", "operatingSystem": "linux",
-                "kernelVersion": rhcos_build.kernel, "osImage": rhcos_build.os_image,
-                "kubeletVersion": catalog.KUBELET_VERSION, "kubeProxyVersion": catalog.KUBELET_VERSION,
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "kernelVersion": rhcos_build.kernel,
+                "osImage": rhcos_build.os_image,
+                "kubeletVersion": catalog.KUBELET_VERSION,
+                "kubeProxyVersion": catalog.KUBELET_VERSION,
                 "containerRuntimeVersion": catalog.CRIO_VERSION,
                 "bootID": catalog.fake_hex(32, "boot", node_name, 0),
                 "machineID": catalog.fake_hex(32, "machine", name),
@@ -277,6 +316,7 @@ def selector_string(selector):
 
 def pick_for_deletion(machines, count, policy, nodes_ready):
     """Machines to delete when scaling down, in the machine-api's priority order."""
+
     def priority(machine):
         if annotations_of(machine).get(ANN_DELETE_MACHINE) is not None:
             return 0
@@ -294,7 +334,7 @@ def pick_for_deletion(machines, count, policy, nodes_ready):
         ranked.sort(key=lambda m: meta(m).get("creationTimestamp") or "")
     else:
         random.shuffle(ranked)
-    ranked.sort(key=priority)   # stable: keeps the policy order within a priority
+    ranked.sort(key=priority)  # stable: keeps the policy order within a priority
     return ranked[:count]
 
 
@@ -344,11 +384,30 @@ class MachineSetController(Controller):
         for machine in self.machines.list(namespace):
             if owned_by(machine, ms):
                 machines.append(machine)
-            elif controller_owner(machine) is None and match_selector(selector, labels_of(machine)) \
-                    and not meta(machine).get("deletionTimestamp"):
-                self.client.patch(apis.MACHINES, name_of(machine), {"metadata": {"ownerReferences": [{
-                    "apiVersion": apis.MACHINESETS.api_version, "kind": "MachineSet", "name": name,
-                    "uid": meta(ms).get("uid"), "controller": True, "blockOwnerDeletion": True}]}}, namespace)
+            elif (
+                controller_owner(machine) is None
+                and match_selector(selector, labels_of(machine))
+                and not meta(machine).get("deletionTimestamp")
+            ):
+                self.client.patch(
+                    apis.MACHINES,
+                    name_of(machine),
+                    {
+                        "metadata": {
+                            "ownerReferences": [
+                                {
+                                    "apiVersion": apis.MACHINESETS.api_version,
+                                    "kind": "MachineSet",
+                                    "name": name,
+                                    "uid": meta(ms).get("uid"),
+                                    "controller": True,
+                                    "blockOwnerDeletion": True,
+                                }
+                            ]
+                        }
+                    },
+                    namespace,
+                )
                 machines.append(machine)
         active = [m for m in machines if not meta(m).get("deletionTimestamp")]
         replicas = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
@@ -373,8 +432,9 @@ class MachineSetController(Controller):
                 ready_count += 1
         status = {
             "replicas": len(active),
-            "fullyLabeledReplicas": len([m for m in active
-                                         if all(labels_of(m).get(k) == v for k, v in tmpl_labels.items())]),
+            "fullyLabeledReplicas": len(
+                [m for m in active if all(labels_of(m).get(k) == v for k, v in tmpl_labels.items())]
+            ),
             "readyReplicas": ready_count,
             # minReadySeconds is 0 on OpenShift's sets: ready is available.
             "availableReplicas": ready_count,
@@ -406,6 +466,7 @@ class MachineController(Controller):
     def _pool_config_for(self, node_labels):
         """The rendered config a new node boots with (served by the MCS for its pool)."""
         from simopenshift.mco import pool_for_node_labels
+
         pool = pool_for_node_labels(self.pools.list(), node_labels)
         if not pool:
             return None
@@ -428,14 +489,17 @@ class MachineController(Controller):
         if not phase:
             itype = instance_type_name(machine)
             if not catalog.instance_type(itype or ""):
-                msg = ("error launching instance: Invalid value '%s' for InstanceType. "
-                       "The requested instance type is not offered in this simulated AWS catalog" % itype)
+                msg = (
+                    "error launching instance: Invalid value '%s' for InstanceType. "
+                    "The requested instance type is not offered in this simulated AWS catalog" % itype
+                )
                 self._status(machine, {"phase": "Failed", "errorReason": "InvalidConfiguration", "errorMessage": msg})
                 self.client.event(machine, "FailedCreate", msg, "Warning", "awscontroller")
                 return None
             self._status(machine, {"phase": "Provisioning"})
-            self.client.patch(apis.MACHINES, name, {"metadata": {"annotations": {ANN_INSTANCE_STATE: "pending"}}},
-                              namespace)
+            self.client.patch(
+                apis.MACHINES, name, {"metadata": {"annotations": {ANN_INSTANCE_STATE: "pending"}}}, namespace
+            )
             return self.timing()
         wait = self.timing() - self._phase_age(machine)
         if phase == "Provisioning":
@@ -450,8 +514,11 @@ class MachineController(Controller):
             if wait > 0:
                 return wait
             fresh = self.client.get(apis.MACHINES, name, namespace)
-            node_name = [a["address"] for a in (fresh.get("status") or {}).get("addresses") or []
-                         if a.get("type") == "InternalDNS"][0]
+            node_name = [
+                a["address"]
+                for a in (fresh.get("status") or {}).get("addresses") or []
+                if a.get("type") == "InternalDNS"
+            ][0]
             node = self.nodes.get(node_name) or self.client.get(NODES, node_name)
             if node is None:
                 labels = node_from_machine(fresh, catalog.cluster_build())["metadata"]["labels"]
@@ -464,8 +531,10 @@ class MachineController(Controller):
                         raise
                     node = self.client.get(NODES, node_name)
                 self.log.info("machine %s: node %s registered", key, node_name)
-            self._status(machine, {"phase": "Running", "nodeRef": {
-                "kind": "Node", "name": node_name, "uid": meta(node).get("uid")}})
+            self._status(
+                machine,
+                {"phase": "Running", "nodeRef": {"kind": "Node", "name": node_name, "uid": meta(node).get("uid")}},
+            )
             return None
         return None
 
@@ -478,8 +547,9 @@ class MachineController(Controller):
     def _status(self, machine, fields):
         fields = dict(fields)
         fields["lastUpdated"] = now_rfc3339()
-        self.client.patch(apis.MACHINES, name_of(machine), {"status": fields}, namespace_of(machine),
-                          subresource="status")
+        self.client.patch(
+            apis.MACHINES, name_of(machine), {"status": fields}, namespace_of(machine), subresource="status"
+        )
 
     def _delete(self, machine):
         status = machine.get("status") or {}
@@ -493,8 +563,9 @@ class MachineController(Controller):
             return self.timing(0.5)
         finalizers = [f for f in meta(machine).get("finalizers") or [] if f != MACHINE_FINALIZER]
         if len(finalizers) != len(meta(machine).get("finalizers") or []):
-            self.client.patch(apis.MACHINES, name_of(machine), {"metadata": {"finalizers": finalizers}},
-                              namespace_of(machine))
+            self.client.patch(
+                apis.MACHINES, name_of(machine), {"metadata": {"finalizers": finalizers}}, namespace_of(machine)
+            )
         return None
 
 
@@ -520,27 +591,45 @@ class MachineAutoscalerController(Controller):
             for target in filter(None, (ref.get("name"), last.get("name"))):
                 self._annotate(namespace, target, None, None)
             if MACHINEAUTOSCALER_FINALIZER in finalizers:
-                self.client.patch(apis.MACHINEAUTOSCALERS, name, {"metadata": {"finalizers": [
-                    f for f in finalizers if f != MACHINEAUTOSCALER_FINALIZER]}}, namespace)
+                self.client.patch(
+                    apis.MACHINEAUTOSCALERS,
+                    name,
+                    {"metadata": {"finalizers": [f for f in finalizers if f != MACHINEAUTOSCALER_FINALIZER]}},
+                    namespace,
+                )
             return None
         if MACHINEAUTOSCALER_FINALIZER not in finalizers:
-            self.client.patch(apis.MACHINEAUTOSCALERS, name, {"metadata": {
-                "finalizers": finalizers + [MACHINEAUTOSCALER_FINALIZER]}}, namespace)
+            self.client.patch(
+                apis.MACHINEAUTOSCALERS,
+                name,
+                {"metadata": {"finalizers": finalizers + [MACHINEAUTOSCALER_FINALIZER]}},
+                namespace,
+            )
         if last.get("name") and last.get("name") != ref.get("name"):
             self._annotate(namespace, last["name"], None, None)
         if ref.get("kind", "MachineSet") == "MachineSet" and ref.get("name"):
             self._annotate(namespace, ref["name"], spec.get("minReplicas"), spec.get("maxReplicas"))
-            target = {"apiVersion": ref.get("apiVersion", apis.MACHINESETS.api_version), "kind": "MachineSet",
-                      "name": ref["name"]}
+            target = {
+                "apiVersion": ref.get("apiVersion", apis.MACHINESETS.api_version),
+                "kind": "MachineSet",
+                "name": ref["name"],
+            }
             if last != target:
-                self.client.patch(apis.MACHINEAUTOSCALERS, name, {"status": {"lastTargetRef": target}}, namespace,
-                                  subresource="status")
+                self.client.patch(
+                    apis.MACHINEAUTOSCALERS,
+                    name,
+                    {"status": {"lastTargetRef": target}},
+                    namespace,
+                    subresource="status",
+                )
         return None
 
     def _annotate(self, namespace, machineset, minimum, maximum):
         # None removes the annotation (merge patch).
-        annotations = {AUTOSCALER_MIN: None if minimum is None else str(minimum),
-                       AUTOSCALER_MAX: None if maximum is None else str(maximum)}
+        annotations = {
+            AUTOSCALER_MIN: None if minimum is None else str(minimum),
+            AUTOSCALER_MAX: None if maximum is None else str(maximum),
+        }
         try:
             self.client.patch(apis.MACHINESETS, machineset, {"metadata": {"annotations": annotations}}, namespace)
         except ApiException as exc:

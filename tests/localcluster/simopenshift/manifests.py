@@ -34,15 +34,24 @@ def daemonset(name, namespace, component, image, node_selector=None, env=None, v
         spec["volumes"] = volumes
         container["volumeMounts"] = [{"name": v["name"], "mountPath": "/config/" + v["name"]} for v in volumes]
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": labels},
-                                                                          "spec": spec}},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": labels}, "spec": spec},
+        },
     }
 
 
-def driver(namespace, name="nvidia-driver-daemonset", kernel=None, driver_version=catalog.DEFAULT_DRIVER_VERSION,
-           node_selector=None, image=None):
+def driver(
+    namespace,
+    name="nvidia-driver-daemonset",
+    kernel=None,
+    driver_version=catalog.DEFAULT_DRIVER_VERSION,
+    node_selector=None,
+    image=None,
+):
     """Driver DaemonSet. With ``kernel`` the image is a precompiled one for that kernel."""
     if image is None:
         if kernel:
@@ -53,28 +62,56 @@ def driver(namespace, name="nvidia-driver-daemonset", kernel=None, driver_versio
 
 
 def toolkit(namespace, node_selector=None):
-    return daemonset("nvidia-container-toolkit-daemonset", namespace, "nvidia-container-toolkit",
-                     "nvcr.io/nvidia/k8s/container-toolkit:v1.15.0-ubi8", node_selector)
+    return daemonset(
+        "nvidia-container-toolkit-daemonset",
+        namespace,
+        "nvidia-container-toolkit",
+        "nvcr.io/nvidia/k8s/container-toolkit:v1.15.0-ubi8",
+        node_selector,
+    )
 
 
 def device_plugin(namespace, node_selector=None, config_map=None):
     volumes = [{"name": "config", "configMap": {"name": config_map}}] if config_map else None
-    return daemonset("nvidia-device-plugin-daemonset", namespace, "nvidia-device-plugin",
-                     "nvcr.io/nvidia/k8s-device-plugin:v0.15.0-ubi8", node_selector, volumes=volumes)
+    return daemonset(
+        "nvidia-device-plugin-daemonset",
+        namespace,
+        "nvidia-device-plugin",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.15.0-ubi8",
+        node_selector,
+        volumes=volumes,
+    )
 
 
 def gpu_feature_discovery(namespace, node_selector=None):
-    return daemonset("gpu-feature-discovery", namespace, "gpu-feature-discovery",
-                     "nvcr.io/nvidia/k8s-device-plugin:v0.15.0-ubi8", node_selector)
+    return daemonset(
+        "gpu-feature-discovery",
+        namespace,
+        "gpu-feature-discovery",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.15.0-ubi8",
+        node_selector,
+    )
 
 
 def dcgm_exporter(namespace, node_selector=None):
-    return daemonset("nvidia-dcgm-exporter", namespace, "dcgm-exporter",
-                     "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubi9", node_selector)
+    return daemonset(
+        "nvidia-dcgm-exporter",
+        namespace,
+        "dcgm-exporter",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubi9",
+        node_selector,
+    )
 
 
-def validation_pod(namespace, name, command=("vectorAdd",), gpus=1, node_name=None, restart_policy="Never",
-                   image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.4.1-ubi9"):
+def validation_pod(
+    namespace,
+    name,
+    command=("vectorAdd",),
+    gpus=1,
+    node_name=None,
+    restart_policy="Never",
+    image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.4.1-ubi9",
+):
     container = {"name": "cuda", "image": image, "command": list(command)}
     if gpus:
         container["resources"] = {"limits": {catalog.GPU_RESOURCE: str(gpus)}}
@@ -82,7 +119,8 @@ def validation_pod(namespace, name, command=("vectorAdd",), gpus=1, node_name=No
     if node_name:
         spec["nodeSelector"] = {"kubernetes.io/hostname": node_name.split(".")[0]}
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": {catalog.COMPONENT_LABEL: "gpu-validation"}},
         "spec": spec,
     }

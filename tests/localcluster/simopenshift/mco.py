@@ -40,7 +40,15 @@ from kubernetes.client.rest import ApiException
 
 from simopenshift import apis, catalog
 from simopenshift.kube import (
-    NODES, Controller, annotations_of, condition, labels_of, match_selector, meta, name_of, node_ready,
+    NODES,
+    Controller,
+    annotations_of,
+    condition,
+    labels_of,
+    match_selector,
+    meta,
+    name_of,
+    node_ready,
     now_rfc3339,
 )
 
@@ -55,7 +63,7 @@ ANN_DESIRED = "machineconfiguration.openshift.io/desiredConfig"
 ANN_STATE = "machineconfiguration.openshift.io/state"
 ANN_REASON = "machineconfiguration.openshift.io/reason"
 ANN_GENERATED_BY = "machineconfiguration.openshift.io/generated-by-controller-version"
-CONTROLLER_VERSION = "2d3a5e3b0e3d5f4f0bf1c4e0c0f1d6a3b7e5c9a1"   # stands in for the MCO commit
+CONTROLLER_VERSION = "2d3a5e3b0e3d5f4f0bf1c4e0c0f1d6a3b7e5c9a1"  # stands in for the MCO commit
 # Ignition spec versions the 4.16 MCO accepts (spec 2 configs are translated).
 SUPPORTED_IGNITION = ("2.2.0", "3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0")
 BUILT_IN_POOLS = ("master", "worker")
@@ -69,7 +77,7 @@ def decode_source(source):
     """Decode an Ignition ``contents.source`` data URL; raises InvalidConfig."""
     if not isinstance(source, str) or not source.startswith("data:"):
         if isinstance(source, str) and source.split(":", 1)[0] in ("http", "https", "s3", "tftp", "gs"):
-            return b""   # remote sources are fetched on the node; not checked here
+            return b""  # remote sources are fetched on the node; not checked here
         raise InvalidConfig("unsupported source scheme in %r" % (str(source)[:40],))
     header, sep, data = source[5:].partition(",")
     if not sep:
@@ -87,12 +95,14 @@ def validate(mc):
     config = ((mc.get("spec") or {}).get("config")) or {}
     if not config:
         return
-    version = ((config.get("ignition") or {}).get("version"))
+    version = (config.get("ignition") or {}).get("version")
     if not version:
         raise InvalidConfig("parsing Ignition config failed: invalid version: missing ignition.version")
     if version not in SUPPORTED_IGNITION:
-        raise InvalidConfig("parsing Ignition config failed: unknown version. Supported spec versions: %s"
-                            % ", ".join(SUPPORTED_IGNITION))
+        raise InvalidConfig(
+            "parsing Ignition config failed: unknown version. Supported spec versions: %s"
+            % ", ".join(SUPPORTED_IGNITION)
+        )
     for entry in ((config.get("storage") or {}).get("files")) or []:
         path = entry.get("path") or ""
         if not path.startswith("/"):
@@ -153,24 +163,36 @@ def render(pool, mcs):
         try:
             validate(mc)
         except InvalidConfig as exc:
-            raise InvalidConfig("Failed to render configuration for pool %s: MachineConfig %s: %s"
-                                % (name_of(pool), name_of(mc), exc))
+            raise InvalidConfig(
+                "Failed to render configuration for pool %s: MachineConfig %s: %s" % (name_of(pool), name_of(mc), exc)
+            )
     merged = merge(chosen)
     name = rendered_name(name_of(pool), merged)
     body = {
-        "apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig",
+        "apiVersion": apis.MACHINECONFIGS.api_version,
+        "kind": "MachineConfig",
         "metadata": {
             "name": name,
-            "annotations": {ANN_GENERATED_BY: CONTROLLER_VERSION,
-                            "machineconfiguration.openshift.io/release-image-version": catalog.CLUSTER_OCP_VERSION},
-            "ownerReferences": [{"apiVersion": apis.MACHINECONFIGPOOLS.api_version, "kind": "MachineConfigPool",
-                                 "name": name_of(pool), "uid": meta(pool).get("uid"), "controller": True,
-                                 "blockOwnerDeletion": True}],
+            "annotations": {
+                ANN_GENERATED_BY: CONTROLLER_VERSION,
+                "machineconfiguration.openshift.io/release-image-version": catalog.CLUSTER_OCP_VERSION,
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": apis.MACHINECONFIGPOOLS.api_version,
+                    "kind": "MachineConfigPool",
+                    "name": name_of(pool),
+                    "uid": meta(pool).get("uid"),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
         "spec": merged,
     }
-    sources = [{"apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig", "name": name_of(mc)}
-               for mc in chosen]
+    sources = [
+        {"apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig", "name": name_of(mc)} for mc in chosen
+    ]
     return body, sources
 
 
@@ -223,7 +245,7 @@ class RenderController(Controller):
         self.pools.add_handler(self.enqueue_obj)
         self.configs.add_handler(self._all)
         self.nodes.add_handler(self._all)
-        self.sent = {}   # node -> desiredConfig patched but not yet seen in the cache
+        self.sent = {}  # node -> desiredConfig patched but not yet seen in the cache
 
     def _all(self, etype, obj, old):
         for pool in self.pools.list():
@@ -231,9 +253,12 @@ class RenderController(Controller):
 
     def pool_nodes(self, pool):
         pools = self.pools.list()
-        return [n for n in self.nodes.list()
-                if not meta(n).get("deletionTimestamp")
-                and name_of(pool_for_node_labels(pools, labels_of(n)) or {}) == name_of(pool)]
+        return [
+            n
+            for n in self.nodes.list()
+            if not meta(n).get("deletionTimestamp")
+            and name_of(pool_for_node_labels(pools, labels_of(n)) or {}) == name_of(pool)
+        ]
 
     def reconcile(self, key):
         pool = self.pools.get(key)
@@ -256,8 +281,9 @@ class RenderController(Controller):
                     if exc.status != 409:
                         raise
             if target != current_target or (spec.get("configuration") or {}).get("source") != sources:
-                self.client.patch(apis.MACHINECONFIGPOOLS, key, {"spec": {"configuration": {
-                    "name": target, "source": sources}}})
+                self.client.patch(
+                    apis.MACHINECONFIGPOOLS, key, {"spec": {"configuration": {"name": target, "source": sources}}}
+                )
                 current_target = target
         nodes = self.pool_nodes(pool)
         self._rollout(pool, nodes, current_target)
@@ -276,15 +302,28 @@ class RenderController(Controller):
                 sent.pop(name_of(node), None)
         nodes = [_with_desired(n, sent[name_of(n)]) if name_of(n) in sent else n for n in nodes]
         busy = [n for n in nodes if self._unavailable(n, target)]
-        candidates = sorted((n for n in nodes
-                             if annotations_of(n).get(ANN_DESIRED) != target
-                             and annotations_of(n).get(ANN_STATE, "Done") != "Degraded"), key=name_of)
+        candidates = sorted(
+            (
+                n
+                for n in nodes
+                if annotations_of(n).get(ANN_DESIRED) != target
+                and annotations_of(n).get(ANN_STATE, "Done") != "Degraded"
+            ),
+            key=name_of,
+        )
         for node in candidates:
             if ANN_CURRENT not in annotations_of(node):
                 # Never managed (registered outside machine-api): it booted with
                 # what the machine config server serves, the pool's current config.
-                self.client.patch(NODES, name_of(node), {"metadata": {"annotations": {
-                    ANN_CURRENT: target, ANN_DESIRED: target, ANN_STATE: "Done", ANN_REASON: ""}}})
+                self.client.patch(
+                    NODES,
+                    name_of(node),
+                    {
+                        "metadata": {
+                            "annotations": {ANN_CURRENT: target, ANN_DESIRED: target, ANN_STATE: "Done", ANN_REASON: ""}
+                        }
+                    },
+                )
                 continue
             in_progress = annotations_of(node).get(ANN_DESIRED) != annotations_of(node).get(ANN_CURRENT)
             if not in_progress and len(busy) >= limit:
@@ -297,8 +336,12 @@ class RenderController(Controller):
     @staticmethod
     def _unavailable(node, target):
         ann = annotations_of(node)
-        return (ann.get(ANN_DESIRED) != ann.get(ANN_CURRENT) or ann.get(ANN_STATE) not in (None, "Done")
-                or not node_ready(node) or bool((node.get("spec") or {}).get("unschedulable")))
+        return (
+            ann.get(ANN_DESIRED) != ann.get(ANN_CURRENT)
+            or ann.get(ANN_STATE) not in (None, "Done")
+            or not node_ready(node)
+            or bool((node.get("spec") or {}).get("unschedulable"))
+        )
 
     def _status(self, pool, nodes, target, render_error):
         def updated(n):
@@ -322,16 +365,23 @@ class RenderController(Controller):
         }
         if all_updated and target:
             status["configuration"] = (pool.get("spec") or {}).get("configuration")
-        node_degraded_msg = "; ".join("Node %s is reporting: %r" % (name_of(n), annotations_of(n).get(ANN_REASON, ""))
-                                      for n in degraded)
+        node_degraded_msg = "; ".join(
+            "Node %s is reporting: %r" % (name_of(n), annotations_of(n).get(ANN_REASON, "")) for n in degraded
+        )
         wanted = {
             "RenderDegraded": ("True", "RenderDegraded", render_error) if render_error else ("False", "", ""),
-            "NodeDegraded": ("True", "%d nodes are reporting degraded status on sync" % len(degraded),
-                             node_degraded_msg) if degraded else ("False", "", ""),
+            "NodeDegraded": (
+                ("True", "%d nodes are reporting degraded status on sync" % len(degraded), node_degraded_msg)
+                if degraded
+                else ("False", "", "")
+            ),
         }
         is_degraded = bool(render_error or degraded)
-        wanted["Degraded"] = ("True", "RenderDegraded" if render_error else "NodeDegraded",
-                              render_error or node_degraded_msg) if is_degraded else ("False", "", "")
+        wanted["Degraded"] = (
+            ("True", "RenderDegraded" if render_error else "NodeDegraded", render_error or node_degraded_msg)
+            if is_degraded
+            else ("False", "", "")
+        )
         if all_updated and target:
             wanted["Updated"] = ("True", "", "All nodes are updated with MachineConfig %s" % target)
             wanted["Updating"] = ("False", "", "")
@@ -346,8 +396,13 @@ class RenderController(Controller):
             stamp = now_rfc3339()
             if prev and prev.get("status") == state:
                 stamp = prev.get("lastTransitionTime") or stamp
-            entry = {"type": ctype, "status": state, "reason": reason, "message": message or "",
-                     "lastTransitionTime": stamp}
+            entry = {
+                "type": ctype,
+                "status": state,
+                "reason": reason,
+                "message": message or "",
+                "lastTransitionTime": stamp,
+            }
             if not prev or any(prev.get(k) != entry[k] for k in ("status", "reason", "message")):
                 changed = True
             conditions.append(entry)
@@ -364,7 +419,7 @@ class DaemonController(Controller):
     def setup(self):
         self.nodes = self.informer(NODES)
         self.nodes.add_handler(self.enqueue_obj)
-        self.steps = {}   # node -> (step, started)
+        self.steps = {}  # node -> (step, started)
 
     def reconcile(self, key):
         node = self.nodes.get(key)
@@ -383,14 +438,20 @@ class DaemonController(Controller):
                     return self.timing(0.2)
                 if not node_ready(node):
                     return self.timing(0.2)
-                self.client.patch(NODES, key, {"metadata": {"annotations": {ANN_STATE: "Done", ANN_REASON: ""}},
-                                               "spec": {"unschedulable": None}})
+                self.client.patch(
+                    NODES,
+                    key,
+                    {"metadata": {"annotations": {ANN_STATE: "Done", ANN_REASON: ""}}, "spec": {"unschedulable": None}},
+                )
             return None
         step, started = self.steps.get(key, (None, 0.0))
         elapsed = time.time() - started
         if step is None:
-            self.client.patch(NODES, key, {"metadata": {"annotations": {ANN_STATE: "Working", ANN_REASON: ""}},
-                                           "spec": {"unschedulable": True}})
+            self.client.patch(
+                NODES,
+                key,
+                {"metadata": {"annotations": {ANN_STATE: "Working", ANN_REASON: ""}}, "spec": {"unschedulable": True}},
+            )
             self.steps[key] = ("drain", time.time())
             self.log.info("node %s: updating %s -> %s", key, current, desired)
             return self.timing()
@@ -398,10 +459,19 @@ class DaemonController(Controller):
             return self.timing() - elapsed
         if step == "drain":
             self.client.patch(NODES, key, {"metadata": {"labels": {catalog.LABEL_NOT_READY: "reboot"}}})
-            self.client.patch(NODES, key, {"status": {
-                "conditions": not_ready_conditions(node, "KubeletNotReady", "node is rebooting for a MachineConfig update"),
-                "nodeInfo": {"bootID": catalog.fake_hex(32, "boot", key, time.time())}}},
-                subresource="status")
+            self.client.patch(
+                NODES,
+                key,
+                {
+                    "status": {
+                        "conditions": not_ready_conditions(
+                            node, "KubeletNotReady", "node is rebooting for a MachineConfig update"
+                        ),
+                        "nodeInfo": {"bootID": catalog.fake_hex(32, "boot", key, time.time())},
+                    }
+                },
+                subresource="status",
+            )
             self.steps[key] = ("reboot", time.time())
             return self.timing()
         if step == "reboot":
@@ -413,9 +483,14 @@ class DaemonController(Controller):
             # The daemon reports Done once the kubelet is back, then uncordons.
             if not node_ready(node) or catalog.LABEL_NOT_READY in labels_of(node):
                 return self.timing(0.2)
-            self.client.patch(NODES, key, {"metadata": {
-                "annotations": {ANN_CURRENT: desired, ANN_STATE: "Done", ANN_REASON: ""}},
-                "spec": {"unschedulable": None}})
+            self.client.patch(
+                NODES,
+                key,
+                {
+                    "metadata": {"annotations": {ANN_CURRENT: desired, ANN_STATE: "Done", ANN_REASON: ""}},
+                    "spec": {"unschedulable": None},
+                },
+            )
             self.steps.pop(key, None)
             self.log.info("node %s: now on %s", key, desired)
         return None
@@ -428,12 +503,27 @@ def not_ready_conditions(node, reason, message):
     for cond in (node.get("status") or {}).get("conditions") or []:
         cond = copy.deepcopy(cond)
         if cond.get("type") == "Ready":
-            cond.update({"status": "False", "reason": reason, "message": message,
-                         "lastTransitionTime": stamp, "lastHeartbeatTime": stamp})
+            cond.update(
+                {
+                    "status": "False",
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": stamp,
+                    "lastHeartbeatTime": stamp,
+                }
+            )
         out.append(cond)
     if not any(c.get("type") == "Ready" for c in out):
-        out.append({"type": "Ready", "status": "False", "reason": reason, "message": message,
-                    "lastTransitionTime": stamp, "lastHeartbeatTime": stamp})
+        out.append(
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": stamp,
+                "lastHeartbeatTime": stamp,
+            }
+        )
     return out
 
 
@@ -455,24 +545,45 @@ class KubeletConfigController(Controller):
         selector = spec.get("machineConfigPoolSelector")
         pools = [p for p in self.pools.list() if match_selector(selector, labels_of(p))]
         if not pools:
-            self._condition(kc, "Failure", "Error: could not find any MachineConfigPool set for KubeletConfig %s"
-                            % key)
+            self._condition(kc, "Failure", "Error: could not find any MachineConfigPool set for KubeletConfig %s" % key)
             return None
         payload = json.dumps(spec.get("kubeletConfig") or {}, sort_keys=True).encode("utf-8")
         for pool in pools:
             body = {
-                "apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig",
+                "apiVersion": apis.MACHINECONFIGS.api_version,
+                "kind": "MachineConfig",
                 "metadata": {
                     "name": "99-%s-generated-kubelet" % name_of(pool),
                     "labels": {ROLE_LABEL: name_of(pool)},
                     "annotations": {ANN_GENERATED_BY: CONTROLLER_VERSION},
-                    "ownerReferences": [{"apiVersion": apis.KUBELETCONFIGS.api_version, "kind": "KubeletConfig",
-                                         "name": key, "uid": meta(kc).get("uid"), "controller": True}],
+                    "ownerReferences": [
+                        {
+                            "apiVersion": apis.KUBELETCONFIGS.api_version,
+                            "kind": "KubeletConfig",
+                            "name": key,
+                            "uid": meta(kc).get("uid"),
+                            "controller": True,
+                        }
+                    ],
                 },
-                "spec": {"config": {"ignition": {"version": "3.4.0"}, "storage": {"files": [{
-                    "path": "/etc/kubernetes/kubelet.conf", "overwrite": True, "mode": 420,
-                    "contents": {"source": "data:text/plain;charset=utf-8;base64,"
-                                           + base64.b64encode(payload).decode("ascii")}}]}}},
+                "spec": {
+                    "config": {
+                        "ignition": {"version": "3.4.0"},
+                        "storage": {
+                            "files": [
+                                {
+                                    "path": "/etc/kubernetes/kubelet.conf",
+                                    "overwrite": True,
+                                    "mode": 420,
+                                    "contents": {
+                                        "source": "data:text/plain;charset=utf-8;base64,"
+                                        + base64.b64encode(payload).decode("ascii")
+                                    },
+                                }
+                            ]
+                        },
+                    }
+                },
             }
             existing = self.client.get(apis.MACHINECONFIGS, body["metadata"]["name"])
             if existing is None:
@@ -486,7 +597,16 @@ class KubeletConfigController(Controller):
         prev = condition(kc, ctype)
         if prev and prev.get("message") == message and prev.get("status") == "True":
             return
-        self.client.patch(apis.KUBELETCONFIGS, name_of(kc), {"status": {
-            "observedGeneration": meta(kc).get("generation"),
-            "conditions": [{"type": ctype, "status": "True", "message": message, "lastTransitionTime": now_rfc3339()}],
-        }}, subresource="status")
+        self.client.patch(
+            apis.KUBELETCONFIGS,
+            name_of(kc),
+            {
+                "status": {
+                    "observedGeneration": meta(kc).get("generation"),
+                    "conditions": [
+                        {"type": ctype, "status": "True", "message": message, "lastTransitionTime": now_rfc3339()}
+                    ],
+                }
+            },
+            subresource="status",
+        )

@@ -39,8 +39,20 @@ from kubernetes.client.rest import ApiException
 
 from simopenshift import apis, catalog
 from simopenshift.kube import (
-    CONFIGMAPS, DAEMONSETS, DEPLOYMENTS, NODES, PODS, SERVICEACCOUNTS, Controller, annotations_of, labels_of,
-    meta, name_of, namespace_of, now_rfc3339, split_key,
+    CONFIGMAPS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    NODES,
+    PODS,
+    SERVICEACCOUNTS,
+    Controller,
+    annotations_of,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+    now_rfc3339,
+    split_key,
 )
 
 PREFIX = "feature.node.kubernetes.io/"
@@ -77,7 +89,9 @@ def parse_worker_config(text):
             data = {}
         pci = ((data.get("sources") or {}).get("pci")) or {} if isinstance(data, dict) else {}
     return {
-        "deviceClassWhitelist": [str(x) for x in pci.get("deviceClassWhitelist") or UPSTREAM_DEFAULTS["deviceClassWhitelist"]],
+        "deviceClassWhitelist": [
+            str(x) for x in pci.get("deviceClassWhitelist") or UPSTREAM_DEFAULTS["deviceClassWhitelist"]
+        ],
         "deviceLabelFields": [str(x) for x in pci.get("deviceLabelFields") or UPSTREAM_DEFAULTS["deviceLabelFields"]],
     }
 
@@ -130,8 +144,9 @@ def is_worker_pod(pod):
     labels = labels_of(pod)
     if labels.get("app") == "nfd-worker":
         return True
-    return labels.get("app.kubernetes.io/name") in ("node-feature-discovery", "nfd") and \
-        (labels.get("role") == "worker" or labels.get("app.kubernetes.io/component") == "worker")
+    return labels.get("app.kubernetes.io/name") in ("node-feature-discovery", "nfd") and (
+        labels.get("role") == "worker" or labels.get("app.kubernetes.io/component") == "worker"
+    )
 
 
 def pod_running(pod):
@@ -179,8 +194,11 @@ class WorkerController(Controller):
         node = self.nodes.get(key)
         if not node or meta(node).get("deletionTimestamp"):
             return None
-        workers = [p for p in self.pods.list(predicate=is_worker_pod)
-                   if (p.get("spec") or {}).get("nodeName") == key and pod_running(p)]
+        workers = [
+            p
+            for p in self.pods.list(predicate=is_worker_pod)
+            if (p.get("spec") or {}).get("nodeName") == key and pod_running(p)
+        ]
         if not workers:
             return None
         pod = sorted(workers, key=lambda p: meta(p).get("creationTimestamp") or "")[-1]
@@ -193,14 +211,26 @@ class WorkerController(Controller):
         for short in owned:
             if PREFIX + short not in wanted and PREFIX + short in current:
                 patch_labels[PREFIX + short] = None
-        names = ",".join(sorted(k[len(PREFIX):] for k in wanted))
+        names = ",".join(sorted(k[len(PREFIX) :] for k in wanted))
         if patch_labels or annotations_of(node).get(ANN_FEATURE_LABELS) != names:
-            self.client.patch(NODES, key, {"metadata": {
-                "labels": patch_labels,
-                "annotations": {ANN_FEATURE_LABELS: names, ANN_WORKER_VERSION: "v4.16.0"}}})
-            self.log.info("node %s: %d NFD labels set, %d removed (nfd-worker %s/%s)", key,
-                          len([v for v in patch_labels.values() if v is not None]),
-                          len([v for v in patch_labels.values() if v is None]), namespace_of(pod), name_of(pod))
+            self.client.patch(
+                NODES,
+                key,
+                {
+                    "metadata": {
+                        "labels": patch_labels,
+                        "annotations": {ANN_FEATURE_LABELS: names, ANN_WORKER_VERSION: "v4.16.0"},
+                    }
+                },
+            )
+            self.log.info(
+                "node %s: %d NFD labels set, %d removed (nfd-worker %s/%s)",
+                key,
+                len([v for v in patch_labels.values() if v is not None]),
+                len([v for v in patch_labels.values() if v is None]),
+                namespace_of(pod),
+                name_of(pod),
+            )
         return None
 
 
@@ -208,8 +238,11 @@ def prune_labels(client, nodes):
     for node in nodes:
         stale = {k: None for k in labels_of(node) if k.startswith(PREFIX)}
         if stale or ANN_FEATURE_LABELS in annotations_of(node):
-            client.patch(NODES, name_of(node), {"metadata": {
-                "labels": stale, "annotations": {ANN_FEATURE_LABELS: None, ANN_WORKER_VERSION: None}}})
+            client.patch(
+                NODES,
+                name_of(node),
+                {"metadata": {"labels": stale, "annotations": {ANN_FEATURE_LABELS: None, ANN_WORKER_VERSION: None}}},
+            )
 
 
 class OperatorController(Controller):
@@ -240,16 +273,23 @@ class OperatorController(Controller):
             # Operands first, so no worker relabels what the pruner removes.
             for res, operand in ((DAEMONSETS, "nfd-worker"), (DEPLOYMENTS, "nfd-master")):
                 self.client.delete(res, operand, namespace, propagation="Background")
-            live = [p for p in self.pods.list(namespace, predicate=is_worker_pod)
-                    if self.nodes.get((p.get("spec") or {}).get("nodeName") or "")]
-            if live:   # pods bound to deleted nodes do not run; pod GC removes them later
+            live = [
+                p
+                for p in self.pods.list(namespace, predicate=is_worker_pod)
+                if self.nodes.get((p.get("spec") or {}).get("nodeName") or "")
+            ]
+            if live:  # pods bound to deleted nodes do not run; pod GC removes them later
                 return self.timing(0.2)
             if (cr.get("spec") or {}).get("prunerOnDelete"):
                 prune_labels(self.client, self.nodes.list())
                 self.log.info("%s deleted with prunerOnDelete: NFD labels pruned", key)
             if FINALIZER in finalizers:
-                self.client.patch(apis.NODEFEATUREDISCOVERIES, name, {"metadata": {
-                    "finalizers": [f for f in finalizers if f != FINALIZER]}}, namespace)
+                self.client.patch(
+                    apis.NODEFEATUREDISCOVERIES,
+                    name,
+                    {"metadata": {"finalizers": [f for f in finalizers if f != FINALIZER]}},
+                    namespace,
+                )
             return None
         # The cache can lag behind a deletion (the event that woke us may be the
         # garbage collector removing our DaemonSet): never re-create operands
@@ -259,18 +299,34 @@ class OperatorController(Controller):
             return None
         finalizers = meta(cr).get("finalizers") or []
         if FINALIZER not in finalizers:
-            self.client.patch(apis.NODEFEATUREDISCOVERIES, name, {"metadata": {"finalizers": finalizers + [FINALIZER]}},
-                              namespace)
-        owner = [{"apiVersion": apis.NODEFEATUREDISCOVERIES.api_version, "kind": "NodeFeatureDiscovery",
-                  "name": name, "uid": meta(cr).get("uid"), "controller": True, "blockOwnerDeletion": True}]
+            self.client.patch(
+                apis.NODEFEATUREDISCOVERIES, name, {"metadata": {"finalizers": finalizers + [FINALIZER]}}, namespace
+            )
+        owner = [
+            {
+                "apiVersion": apis.NODEFEATUREDISCOVERIES.api_version,
+                "kind": "NodeFeatureDiscovery",
+                "name": name,
+                "uid": meta(cr).get("uid"),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
         spec = cr.get("spec") or {}
         conf = ((spec.get("workerConfig") or {}).get("configData")) or OPENSHIFT_DEFAULT_WORKER_CONF
         image = ((spec.get("operand") or {}).get("image")) or DEFAULT_OPERAND_IMAGE
         for sa in ("nfd-worker", "nfd-master"):
-            self.client.ensure(SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": namespace,
-                                                              "ownerReferences": owner}})
-        self._apply(CONFIGMAPS, {"metadata": {"name": "nfd-worker", "namespace": namespace, "ownerReferences": owner},
-                                 "data": {"nfd-worker.conf": conf}}, ("data",))
+            self.client.ensure(
+                SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": namespace, "ownerReferences": owner}}
+            )
+        self._apply(
+            CONFIGMAPS,
+            {
+                "metadata": {"name": "nfd-worker", "namespace": namespace, "ownerReferences": owner},
+                "data": {"nfd-worker.conf": conf},
+            },
+            ("data",),
+        )
         self._apply(DAEMONSETS, self._worker_ds(namespace, owner, image), ("spec",))
         self._apply(DEPLOYMENTS, self._master_deployment(namespace, owner, image), ("spec",))
         ds = self.daemonsets.get("nfd-worker", namespace) or {}
@@ -300,7 +356,8 @@ class OperatorController(Controller):
     def _worker_ds(self, namespace, owner, image):
         labels = {"app": "nfd-worker"}
         return {
-            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
             "metadata": {"name": "nfd-worker", "namespace": namespace, "labels": labels, "ownerReferences": owner},
             "spec": {
                 "selector": {"matchLabels": labels},
@@ -309,13 +366,26 @@ class OperatorController(Controller):
                     "spec": {
                         "serviceAccountName": "nfd-worker",
                         "tolerations": [{"operator": "Exists"}],
-                        "containers": [{
-                            "name": "nfd-worker", "image": image, "command": ["nfd-worker"],
-                            "args": ["-server=nfd-master:12000"],
-                            "volumeMounts": [{"name": "nfd-worker-config", "mountPath": "/etc/kubernetes/node-feature-discovery"}],
-                        }],
-                        "volumes": [{"name": "nfd-worker-config", "configMap": {
-                            "name": "nfd-worker", "items": [{"key": "nfd-worker.conf", "path": "nfd-worker.conf"}]}}],
+                        "containers": [
+                            {
+                                "name": "nfd-worker",
+                                "image": image,
+                                "command": ["nfd-worker"],
+                                "args": ["-server=nfd-master:12000"],
+                                "volumeMounts": [
+                                    {"name": "nfd-worker-config", "mountPath": "/etc/kubernetes/node-feature-discovery"}
+                                ],
+                            }
+                        ],
+                        "volumes": [
+                            {
+                                "name": "nfd-worker-config",
+                                "configMap": {
+                                    "name": "nfd-worker",
+                                    "items": [{"key": "nfd-worker.conf", "path": "nfd-worker.conf"}],
+                                },
+                            }
+                        ],
                     },
                 },
             },
@@ -324,7 +394,8 @@ class OperatorController(Controller):
     def _master_deployment(self, namespace, owner, image):
         labels = {"app": "nfd-master"}
         return {
-            "apiVersion": "apps/v1", "kind": "Deployment",
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
             "metadata": {"name": "nfd-master", "namespace": namespace, "labels": labels, "ownerReferences": owner},
             "spec": {
                 "replicas": 1,
@@ -334,8 +405,9 @@ class OperatorController(Controller):
                     "spec": {
                         "serviceAccountName": "nfd-master",
                         "nodeSelector": {"node-role.kubernetes.io/master": ""},
-                        "tolerations": [{"key": "node-role.kubernetes.io/master", "operator": "Exists",
-                                         "effect": "NoSchedule"}],
+                        "tolerations": [
+                            {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"}
+                        ],
                         "containers": [{"name": "nfd-master", "image": image, "command": ["nfd-master"]}],
                     },
                 },
@@ -350,16 +422,30 @@ class OperatorController(Controller):
             "Degraded": "False",
         }
         prev = {c.get("type"): c for c in (cr.get("status") or {}).get("conditions") or []}
-        if all(prev.get(t, {}).get("status") == s for t, s in wanted.items()) and \
-                prev.get("Available", {}).get("message") == message:
+        if (
+            all(prev.get(t, {}).get("status") == s for t, s in wanted.items())
+            and prev.get("Available", {}).get("message") == message
+        ):
             return
         stamp = now_rfc3339()
-        conditions = [{"type": t, "status": s, "reason": "Available" if t == "Available" and s == "True" else t,
-                       "message": message if t in ("Available", "Progressing") else "",
-                       "lastTransitionTime": stamp} for t, s in wanted.items()]
+        conditions = [
+            {
+                "type": t,
+                "status": s,
+                "reason": "Available" if t == "Available" and s == "True" else t,
+                "message": message if t in ("Available", "Progressing") else "",
+                "lastTransitionTime": stamp,
+            }
+            for t, s in wanted.items()
+        ]
         try:
-            self.client.patch(apis.NODEFEATUREDISCOVERIES, name_of(cr), {"status": {"conditions": conditions}},
-                              namespace_of(cr), subresource="status")
+            self.client.patch(
+                apis.NODEFEATUREDISCOVERIES,
+                name_of(cr),
+                {"status": {"conditions": conditions}},
+                namespace_of(cr),
+                subresource="status",
+            )
         except ApiException as exc:
             if exc.status != 404:
                 raise

@@ -37,21 +37,42 @@ from kubernetes.client.rest import ApiException
 
 from simopenshift import apis
 from simopenshift.kube import (
-    CRDS, DEPLOYMENTS, SERVICEACCOUNTS, Controller, key_of, meta, name_of, namespace_of, now_rfc3339,
-    parse_rfc3339, split_key,
+    CRDS,
+    DEPLOYMENTS,
+    SERVICEACCOUNTS,
+    Controller,
+    key_of,
+    meta,
+    name_of,
+    namespace_of,
+    now_rfc3339,
+    parse_rfc3339,
+    split_key,
 )
 
 MARKETPLACE_NS = "openshift-marketplace"
 
 CATALOGS = {
-    "redhat-operators": {"displayName": "Red Hat Operators", "publisher": "Red Hat",
-                         "image": "registry.redhat.io/redhat/redhat-operator-index:v4.16"},
-    "certified-operators": {"displayName": "Certified Operators", "publisher": "Red Hat",
-                            "image": "registry.redhat.io/redhat/certified-operator-index:v4.16"},
-    "community-operators": {"displayName": "Community Operators", "publisher": "Red Hat",
-                            "image": "registry.redhat.io/redhat/community-operator-index:v4.16"},
-    "redhat-marketplace": {"displayName": "Red Hat Marketplace", "publisher": "Red Hat",
-                           "image": "registry.redhat.io/redhat/redhat-marketplace-index:v4.16"},
+    "redhat-operators": {
+        "displayName": "Red Hat Operators",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/redhat-operator-index:v4.16",
+    },
+    "certified-operators": {
+        "displayName": "Certified Operators",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/certified-operator-index:v4.16",
+    },
+    "community-operators": {
+        "displayName": "Community Operators",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/community-operator-index:v4.16",
+    },
+    "redhat-marketplace": {
+        "displayName": "Red Hat Marketplace",
+        "publisher": "Red Hat",
+        "image": "registry.redhat.io/redhat/redhat-marketplace-index:v4.16",
+    },
 }
 
 # The packages the simulated catalogs offer. CSV names follow the real
@@ -64,10 +85,17 @@ PACKAGES = {
         "defaultChannel": "stable",
         "channels": {"stable": "nfd.4.16.0-202406241406"},
         "version": "4.16.0-202406241406",
-        "installModes": {"OwnNamespace": True, "SingleNamespace": True, "MultiNamespace": False,
-                         "AllNamespaces": False},
-        "deployment": {"name": "nfd-controller-manager", "serviceAccount": "nfd-manager",
-                       "image": "registry.redhat.io/openshift4/ose-cluster-nfd-rhel9-operator:v4.16"},
+        "installModes": {
+            "OwnNamespace": True,
+            "SingleNamespace": True,
+            "MultiNamespace": False,
+            "AllNamespaces": False,
+        },
+        "deployment": {
+            "name": "nfd-controller-manager",
+            "serviceAccount": "nfd-manager",
+            "image": "registry.redhat.io/openshift4/ose-cluster-nfd-rhel9-operator:v4.16",
+        },
         "ownedCRDs": ["nodefeaturediscoveries.nfd.openshift.io"],
     },
     "gpu-operator-certified": {
@@ -77,10 +105,17 @@ PACKAGES = {
         "defaultChannel": "v24.3",
         "channels": {"v24.3": "gpu-operator-certified.v24.3.0", "stable": "gpu-operator-certified.v24.3.0"},
         "version": "24.3.0",
-        "installModes": {"OwnNamespace": True, "SingleNamespace": True, "MultiNamespace": False,
-                         "AllNamespaces": False},
-        "deployment": {"name": "gpu-operator", "serviceAccount": "gpu-operator",
-                       "image": "nvcr.io/nvidia/gpu-operator:v24.3.0"},
+        "installModes": {
+            "OwnNamespace": True,
+            "SingleNamespace": True,
+            "MultiNamespace": False,
+            "AllNamespaces": False,
+        },
+        "deployment": {
+            "name": "gpu-operator",
+            "serviceAccount": "gpu-operator",
+            "image": "nvcr.io/nvidia/gpu-operator:v24.3.0",
+        },
         "ownedCRDs": ["clusterpolicies.nvidia.com"],
     },
 }
@@ -101,29 +136,44 @@ def csv_body(package_name, namespace):
     dep = pkg["deployment"]
     labels = {"control-plane": "controller-manager", "app.kubernetes.io/name": package_name}
     return {
-        "apiVersion": apis.CSVS.api_version, "kind": "ClusterServiceVersion",
+        "apiVersion": apis.CSVS.api_version,
+        "kind": "ClusterServiceVersion",
         "metadata": {
-            "name": csv_name, "namespace": namespace,
+            "name": csv_name,
+            "namespace": namespace,
             "labels": {"operators.coreos.com/%s.%s" % (package_name, namespace): ""},
             "annotations": {"olm.operatorNamespace": namespace, "operators.operatorframework.io/builder": "sim"},
         },
         "spec": {
-            "displayName": pkg["displayName"], "version": pkg["version"],
+            "displayName": pkg["displayName"],
+            "version": pkg["version"],
             "provider": {"name": pkg["provider"]},
             "installModes": [{"type": t, "supported": s} for t, s in pkg["installModes"].items()],
-            "customresourcedefinitions": {"owned": [{"name": crd, "version": "v1",
-                                                     "kind": crd.split(".")[0]} for crd in pkg["ownedCRDs"]]},
-            "install": {"strategy": "deployment", "spec": {
-                "permissions": [{"serviceAccountName": dep["serviceAccount"], "rules": []}],
-                "deployments": [{"name": dep["name"], "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": labels},
-                    "template": {"metadata": {"labels": labels}, "spec": {
-                        "serviceAccountName": dep["serviceAccount"],
-                        "containers": [{"name": "manager", "image": dep["image"]}],
-                    }},
-                }}],
-            }},
+            "customresourcedefinitions": {
+                "owned": [{"name": crd, "version": "v1", "kind": crd.split(".")[0]} for crd in pkg["ownedCRDs"]]
+            },
+            "install": {
+                "strategy": "deployment",
+                "spec": {
+                    "permissions": [{"serviceAccountName": dep["serviceAccount"], "rules": []}],
+                    "deployments": [
+                        {
+                            "name": dep["name"],
+                            "spec": {
+                                "replicas": 1,
+                                "selector": {"matchLabels": labels},
+                                "template": {
+                                    "metadata": {"labels": labels},
+                                    "spec": {
+                                        "serviceAccountName": dep["serviceAccount"],
+                                        "containers": [{"name": "manager", "image": dep["image"]}],
+                                    },
+                                },
+                            },
+                        }
+                    ],
+                },
+            },
         },
     }
 
@@ -132,18 +182,40 @@ def package_manifest(package_name):
     pkg = PACKAGES[package_name]
     cat = CATALOGS[pkg["catalog"]]
     return {
-        "apiVersion": apis.PACKAGEMANIFESTS.api_version, "kind": "PackageManifest",
-        "metadata": {"name": package_name, "namespace": MARKETPLACE_NS, "labels": {
-            "catalog": pkg["catalog"], "catalog-namespace": MARKETPLACE_NS, "provider": pkg["provider"].replace(" ", "-"),
-            "operatorframework.io/arch.amd64": "supported", "operatorframework.io/os.linux": "supported"}},
+        "apiVersion": apis.PACKAGEMANIFESTS.api_version,
+        "kind": "PackageManifest",
+        "metadata": {
+            "name": package_name,
+            "namespace": MARKETPLACE_NS,
+            "labels": {
+                "catalog": pkg["catalog"],
+                "catalog-namespace": MARKETPLACE_NS,
+                "provider": pkg["provider"].replace(" ", "-"),
+                "operatorframework.io/arch.amd64": "supported",
+                "operatorframework.io/os.linux": "supported",
+            },
+        },
         "status": {
-            "catalogSource": pkg["catalog"], "catalogSourceDisplayName": cat["displayName"],
-            "catalogSourceNamespace": MARKETPLACE_NS, "catalogSourcePublisher": cat["publisher"],
-            "packageName": package_name, "defaultChannel": pkg["defaultChannel"], "provider": {"name": pkg["provider"]},
-            "channels": [{"name": ch, "currentCSV": csv, "currentCSVDesc": {
-                "displayName": pkg["displayName"], "version": pkg["version"], "provider": {"name": pkg["provider"]},
-                "installModes": [{"type": t, "supported": s} for t, s in pkg["installModes"].items()]}}
-                for ch, csv in sorted(pkg["channels"].items())],
+            "catalogSource": pkg["catalog"],
+            "catalogSourceDisplayName": cat["displayName"],
+            "catalogSourceNamespace": MARKETPLACE_NS,
+            "catalogSourcePublisher": cat["publisher"],
+            "packageName": package_name,
+            "defaultChannel": pkg["defaultChannel"],
+            "provider": {"name": pkg["provider"]},
+            "channels": [
+                {
+                    "name": ch,
+                    "currentCSV": csv,
+                    "currentCSVDesc": {
+                        "displayName": pkg["displayName"],
+                        "version": pkg["version"],
+                        "provider": {"name": pkg["provider"]},
+                        "installModes": [{"type": t, "supported": s} for t, s in pkg["installModes"].items()],
+                    },
+                }
+                for ch, csv in sorted(pkg["channels"].items())
+            ],
         },
     }
 
@@ -186,19 +258,31 @@ class SubscriptionController(Controller):
     def _fail(self, sub, message, catalog_missing=False):
         stamp = now_rfc3339()
         conditions = [
-            {"type": "CatalogSourcesUnhealthy", "status": "True" if catalog_missing else "False",
-             "reason": "UnhealthyCatalogSourceFound" if catalog_missing else "AllCatalogSourcesHealthy",
-             "message": message if catalog_missing else "all available catalogsources are healthy",
-             "lastTransitionTime": stamp},
-            {"type": "ResolutionFailed", "status": "True", "reason": "ConstraintsNotSatisfiable",
-             "message": message, "lastTransitionTime": stamp},
+            {
+                "type": "CatalogSourcesUnhealthy",
+                "status": "True" if catalog_missing else "False",
+                "reason": "UnhealthyCatalogSourceFound" if catalog_missing else "AllCatalogSourcesHealthy",
+                "message": message if catalog_missing else "all available catalogsources are healthy",
+                "lastTransitionTime": stamp,
+            },
+            {
+                "type": "ResolutionFailed",
+                "status": "True",
+                "reason": "ConstraintsNotSatisfiable",
+                "message": message,
+                "lastTransitionTime": stamp,
+            },
         ]
         old = {c.get("type"): c for c in (sub.get("status") or {}).get("conditions") or []}
         if old.get("ResolutionFailed", {}).get("message") == message:
             return
-        self.client.patch(apis.SUBSCRIPTIONS, name_of(sub), {"status": {"conditions": conditions,
-                                                                        "lastUpdated": stamp}},
-                          namespace_of(sub), subresource="status")
+        self.client.patch(
+            apis.SUBSCRIPTIONS,
+            name_of(sub),
+            {"status": {"conditions": conditions, "lastUpdated": stamp}},
+            namespace_of(sub),
+            subresource="status",
+        )
         self.log.info("subscription %s: %s", key_of(sub), message)
 
     def _existing_plan(self, sub):
@@ -224,69 +308,159 @@ class SubscriptionController(Controller):
         pkg = PACKAGES.get(spec.get("name"))
         suffix = "in the catalog referenced by subscription %s, subscription %s exists" % (name, name)
         if not pkg or pkg["catalog"] != spec.get("source"):
-            self._fail(sub, "constraints not satisfiable: no operators found in package %s %s"
-                       % (spec.get("name"), suffix))
+            self._fail(
+                sub, "constraints not satisfiable: no operators found in package %s %s" % (spec.get("name"), suffix)
+            )
             return None
         channel = spec.get("channel") or pkg["defaultChannel"]
         if channel not in pkg["channels"]:
-            self._fail(sub, "constraints not satisfiable: no operators found in channel %s of package %s %s"
-                       % (channel, spec.get("name"), suffix))
+            self._fail(
+                sub,
+                "constraints not satisfiable: no operators found in channel %s of package %s %s"
+                % (channel, spec.get("name"), suffix),
+            )
             return None
         csv = pkg["channels"][channel]
         if spec.get("startingCSV") and spec["startingCSV"] != csv:
-            self._fail(sub, "constraints not satisfiable: no operators found with name %s in channel %s of "
-                       "package %s %s" % (spec["startingCSV"], channel, spec.get("name"), suffix))
+            self._fail(
+                sub,
+                "constraints not satisfiable: no operators found with name %s in channel %s of "
+                "package %s %s" % (spec["startingCSV"], channel, spec.get("name"), suffix),
+            )
             return None
         plan_ref = status.get("installPlanRef") or {}
         plan = self.plans.get(plan_ref.get("name"), namespace) if plan_ref.get("name") else None
         stamp = now_rfc3339()
-        healthy = {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "AllCatalogSourcesHealthy",
-                   "message": "all available catalogsources are healthy", "lastTransitionTime": stamp}
-        catalog_health = [{"catalogSourceRef": {"apiVersion": apis.CATALOGSOURCES.api_version,
-                                                "kind": "CatalogSource", "name": name_,
-                                                "namespace": MARKETPLACE_NS}, "healthy": True, "lastUpdated": stamp}
-                          for name_ in sorted(CATALOGS) if self.sources.get(name_, MARKETPLACE_NS)]
+        healthy = {
+            "type": "CatalogSourcesUnhealthy",
+            "status": "False",
+            "reason": "AllCatalogSourcesHealthy",
+            "message": "all available catalogsources are healthy",
+            "lastTransitionTime": stamp,
+        }
+        catalog_health = [
+            {
+                "catalogSourceRef": {
+                    "apiVersion": apis.CATALOGSOURCES.api_version,
+                    "kind": "CatalogSource",
+                    "name": name_,
+                    "namespace": MARKETPLACE_NS,
+                },
+                "healthy": True,
+                "lastUpdated": stamp,
+            }
+            for name_ in sorted(CATALOGS)
+            if self.sources.get(name_, MARKETPLACE_NS)
+        ]
         if plan is None:
             plan = self._existing_plan(sub)
         if plan is None:
             automatic = spec.get("installPlanApproval", "Automatic") == "Automatic"
             body = {
-                "apiVersion": apis.INSTALLPLANS.api_version, "kind": "InstallPlan",
-                "metadata": {"generateName": "install-", "namespace": namespace,
-                             "labels": {"operators.coreos.com/%s.%s" % (spec.get("name"), namespace): ""},
-                             "ownerReferences": [{"apiVersion": apis.SUBSCRIPTIONS.api_version,
-                                                  "kind": "Subscription", "name": name,
-                                                  "uid": meta(sub).get("uid"), "blockOwnerDeletion": False,
-                                                  "controller": False}]},
-                "spec": {"approval": "Automatic" if automatic else "Manual", "approved": automatic,
-                         "clusterServiceVersionNames": [csv], "generation": 1,
-                         "source": spec.get("source"), "sourceNamespace": source_ns},
+                "apiVersion": apis.INSTALLPLANS.api_version,
+                "kind": "InstallPlan",
+                "metadata": {
+                    "generateName": "install-",
+                    "namespace": namespace,
+                    "labels": {"operators.coreos.com/%s.%s" % (spec.get("name"), namespace): ""},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": apis.SUBSCRIPTIONS.api_version,
+                            "kind": "Subscription",
+                            "name": name,
+                            "uid": meta(sub).get("uid"),
+                            "blockOwnerDeletion": False,
+                            "controller": False,
+                        }
+                    ],
+                },
+                "spec": {
+                    "approval": "Automatic" if automatic else "Manual",
+                    "approved": automatic,
+                    "clusterServiceVersionNames": [csv],
+                    "generation": 1,
+                    "source": spec.get("source"),
+                    "sourceNamespace": source_ns,
+                },
             }
             plan = self.client.create(apis.INSTALLPLANS, body)
             self.log.info("subscription %s: InstallPlan %s for %s", key, name_of(plan), csv)
-            pending = {"type": "InstallPlanPending", "status": "True",
-                       "reason": "Installing" if automatic else "RequiresApproval", "lastTransitionTime": stamp}
-            self.client.patch(apis.SUBSCRIPTIONS, name, {"status": {
-                "currentCSV": csv, "state": "UpgradePending", "installPlanGeneration": 1,
-                "installPlanRef": {"apiVersion": apis.INSTALLPLANS.api_version, "kind": "InstallPlan",
-                                   "name": name_of(plan), "namespace": namespace,
-                                   "resourceVersion": meta(plan).get("resourceVersion"), "uid": meta(plan).get("uid")},
-                "installplan": {"apiVersion": apis.INSTALLPLANS.api_version, "kind": "InstallPlan",
-                                "name": name_of(plan), "uuid": meta(plan).get("uid")},
-                "catalogHealth": catalog_health, "conditions": [healthy, pending], "lastUpdated": stamp,
-            }}, namespace, subresource="status")
+            pending = {
+                "type": "InstallPlanPending",
+                "status": "True",
+                "reason": "Installing" if automatic else "RequiresApproval",
+                "lastTransitionTime": stamp,
+            }
+            self.client.patch(
+                apis.SUBSCRIPTIONS,
+                name,
+                {
+                    "status": {
+                        "currentCSV": csv,
+                        "state": "UpgradePending",
+                        "installPlanGeneration": 1,
+                        "installPlanRef": {
+                            "apiVersion": apis.INSTALLPLANS.api_version,
+                            "kind": "InstallPlan",
+                            "name": name_of(plan),
+                            "namespace": namespace,
+                            "resourceVersion": meta(plan).get("resourceVersion"),
+                            "uid": meta(plan).get("uid"),
+                        },
+                        "installplan": {
+                            "apiVersion": apis.INSTALLPLANS.api_version,
+                            "kind": "InstallPlan",
+                            "name": name_of(plan),
+                            "uuid": meta(plan).get("uid"),
+                        },
+                        "catalogHealth": catalog_health,
+                        "conditions": [healthy, pending],
+                        "lastUpdated": stamp,
+                    }
+                },
+                namespace,
+                subresource="status",
+            )
             return None
         phase = (plan.get("status") or {}).get("phase")
         if phase == "Complete" and (status.get("state") != "AtLatestKnown" or status.get("installedCSV") != csv):
-            self.client.patch(apis.SUBSCRIPTIONS, name, {"status": {
-                "installedCSV": csv, "currentCSV": csv, "state": "AtLatestKnown",
-                "conditions": [healthy], "lastUpdated": stamp}}, namespace, subresource="status")
+            self.client.patch(
+                apis.SUBSCRIPTIONS,
+                name,
+                {
+                    "status": {
+                        "installedCSV": csv,
+                        "currentCSV": csv,
+                        "state": "AtLatestKnown",
+                        "conditions": [healthy],
+                        "lastUpdated": stamp,
+                    }
+                },
+                namespace,
+                subresource="status",
+            )
             self.log.info("subscription %s: %s installed (AtLatestKnown)", key, csv)
         elif phase == "Failed":
-            self.client.patch(apis.SUBSCRIPTIONS, name, {"status": {"conditions": [healthy, {
-                "type": "InstallPlanFailed", "status": "True", "reason": "InstallComponentFailed",
-                "message": (plan.get("status") or {}).get("message", ""), "lastTransitionTime": stamp}]}},
-                namespace, subresource="status")
+            self.client.patch(
+                apis.SUBSCRIPTIONS,
+                name,
+                {
+                    "status": {
+                        "conditions": [
+                            healthy,
+                            {
+                                "type": "InstallPlanFailed",
+                                "status": "True",
+                                "reason": "InstallComponentFailed",
+                                "message": (plan.get("status") or {}).get("message", ""),
+                                "lastTransitionTime": stamp,
+                            },
+                        ]
+                    }
+                },
+                namespace,
+                subresource="status",
+            )
         return None
 
 
@@ -341,19 +515,44 @@ class InstallPlanController(Controller):
                         return
 
     def _status(self, plan, phase, csvs, step_status, message=None):
-        body = {"phase": phase, "catalogSources": [(plan.get("spec") or {}).get("source")],
-                "plan": [{"resolving": csv, "status": step_status, "resource": {
-                    "group": apis.CSVS.group, "version": apis.CSVS.version, "kind": "ClusterServiceVersion",
-                    "name": csv, "sourceName": (plan.get("spec") or {}).get("source"),
-                    "sourceNamespace": (plan.get("spec") or {}).get("sourceNamespace")}} for csv in csvs]}
+        body = {
+            "phase": phase,
+            "catalogSources": [(plan.get("spec") or {}).get("source")],
+            "plan": [
+                {
+                    "resolving": csv,
+                    "status": step_status,
+                    "resource": {
+                        "group": apis.CSVS.group,
+                        "version": apis.CSVS.version,
+                        "kind": "ClusterServiceVersion",
+                        "name": csv,
+                        "sourceName": (plan.get("spec") or {}).get("source"),
+                        "sourceNamespace": (plan.get("spec") or {}).get("sourceNamespace"),
+                    },
+                }
+                for csv in csvs
+            ],
+        }
         if phase == "Installing":
             body["startTime"] = now_rfc3339()
         stamp = now_rfc3339()
-        ctype = {"Complete": "Installed", "Failed": "Installed", "RequiresApproval": "Installed",
-                 "Installing": "Installed"}[phase]
-        body["conditions"] = [{"type": ctype, "status": "True" if phase == "Complete" else "False",
-                               "reason": {"Failed": "InstallComponentFailed"}.get(phase, ""),
-                               "message": message or "", "lastTransitionTime": stamp, "lastUpdateTime": stamp}]
+        ctype = {
+            "Complete": "Installed",
+            "Failed": "Installed",
+            "RequiresApproval": "Installed",
+            "Installing": "Installed",
+        }[phase]
+        body["conditions"] = [
+            {
+                "type": ctype,
+                "status": "True" if phase == "Complete" else "False",
+                "reason": {"Failed": "InstallComponentFailed"}.get(phase, ""),
+                "message": message or "",
+                "lastTransitionTime": stamp,
+                "lastUpdateTime": stamp,
+            }
+        ]
         if message:
             body["message"] = message
         self.client.patch(apis.INSTALLPLANS, name_of(plan), {"status": body}, namespace_of(plan), subresource="status")
@@ -392,11 +591,25 @@ class CSVController(Controller):
             return
         stamp = now_rfc3339()
         history = list(status.get("conditions") or [])
-        history.append({"phase": phase, "reason": reason, "message": message,
-                        "lastTransitionTime": stamp, "lastUpdateTime": stamp})
-        self.client.patch(apis.CSVS, name_of(csv), {"status": {
-            "phase": phase, "reason": reason, "message": message, "lastTransitionTime": stamp,
-            "lastUpdateTime": stamp, "conditions": history[-10:]}}, namespace_of(csv), subresource="status")
+        history.append(
+            {"phase": phase, "reason": reason, "message": message, "lastTransitionTime": stamp, "lastUpdateTime": stamp}
+        )
+        self.client.patch(
+            apis.CSVS,
+            name_of(csv),
+            {
+                "status": {
+                    "phase": phase,
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": stamp,
+                    "lastUpdateTime": stamp,
+                    "conditions": history[-10:],
+                }
+            },
+            namespace_of(csv),
+            subresource="status",
+        )
         self.log.info("csv %s: %s (%s)", key_of(csv), phase, reason)
 
     def reconcile(self, key):
@@ -410,14 +623,22 @@ class CSVController(Controller):
             self._set_phase(csv, "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups")
             return None
         if len(groups) > 1:
-            self._set_phase(csv, "Failed", "TooManyOperatorGroups",
-                            "csv created in namespace with multiple operatorgroups, can't pick one automatically")
+            self._set_phase(
+                csv,
+                "Failed",
+                "TooManyOperatorGroups",
+                "csv created in namespace with multiple operatorgroups, can't pick one automatically",
+            )
             return None
         mode, description = install_mode(groups[0], namespace)
         supported = {m.get("type"): m.get("supported") for m in (csv.get("spec") or {}).get("installModes") or []}
         if supported and not supported.get(mode):
-            self._set_phase(csv, "Failed", "UnsupportedOperatorGroup",
-                            "%s InstallModeType not supported, cannot configure to watch %s" % (mode, description))
+            self._set_phase(
+                csv,
+                "Failed",
+                "UnsupportedOperatorGroup",
+                "%s InstallModeType not supported, cannot configure to watch %s" % (mode, description),
+            )
             return None
         phase = status.get("phase")
         if phase in (None, "", "Failed"):
@@ -449,24 +670,46 @@ class CSVController(Controller):
 
     def _install(self, csv):
         namespace = namespace_of(csv)
-        owner = [{"apiVersion": apis.CSVS.api_version, "kind": "ClusterServiceVersion", "name": name_of(csv),
-                  "uid": meta(csv).get("uid"), "controller": False, "blockOwnerDeletion": False}]
+        owner = [
+            {
+                "apiVersion": apis.CSVS.api_version,
+                "kind": "ClusterServiceVersion",
+                "name": name_of(csv),
+                "uid": meta(csv).get("uid"),
+                "controller": False,
+                "blockOwnerDeletion": False,
+            }
+        ]
         install = (((csv.get("spec") or {}).get("install") or {}).get("spec")) or {}
-        accounts = {p.get("serviceAccountName") for p in (install.get("permissions") or []) +
-                    (install.get("clusterPermissions") or []) if p.get("serviceAccountName")}
+        accounts = {
+            p.get("serviceAccountName")
+            for p in (install.get("permissions") or []) + (install.get("clusterPermissions") or [])
+            if p.get("serviceAccountName")
+        }
         for dep in self._deployment_specs(csv):
             sa = (((dep.get("spec") or {}).get("template") or {}).get("spec") or {}).get("serviceAccountName")
             if sa:
                 accounts.add(sa)
         for sa in sorted(accounts):
-            self.client.ensure(SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": namespace,
-                                                              "ownerReferences": owner}})
+            self.client.ensure(
+                SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": namespace, "ownerReferences": owner}}
+            )
         for dep in self._deployment_specs(csv):
-            body = {"apiVersion": "apps/v1", "kind": "Deployment",
-                    "metadata": {"name": dep["name"], "namespace": namespace, "ownerReferences": owner,
-                                 "labels": {"olm.owner": name_of(csv), "olm.owner.kind": "ClusterServiceVersion",
-                                            "olm.owner.namespace": namespace}},
-                    "spec": copy.deepcopy(dep.get("spec") or {})}
+            body = {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {
+                    "name": dep["name"],
+                    "namespace": namespace,
+                    "ownerReferences": owner,
+                    "labels": {
+                        "olm.owner": name_of(csv),
+                        "olm.owner.kind": "ClusterServiceVersion",
+                        "olm.owner.namespace": namespace,
+                    },
+                },
+                "spec": copy.deepcopy(dep.get("spec") or {}),
+            }
             self.client.ensure(DEPLOYMENTS, body)
 
     def _deployments_available(self, csv):
@@ -484,8 +727,9 @@ class CSVController(Controller):
         for dep in self._deployment_specs(csv):
             if not self.deployments.get(dep["name"], namespace_of(csv)):
                 self._install(csv)
-                self._set_phase(csv, "Installing", "ComponentUnhealthy",
-                                "installing: deployment %s not found" % dep["name"])
+                self._set_phase(
+                    csv, "Installing", "ComponentUnhealthy", "installing: deployment %s not found" % dep["name"]
+                )
                 return self.timing(0.5)
         return None
 
@@ -504,18 +748,30 @@ class OperatorGroupController(Controller):
             return None
         targets = [t for t in ((og.get("spec") or {}).get("targetNamespaces") or []) if t] or [""]
         if (og.get("status") or {}).get("namespaces") != targets:
-            self.client.patch(apis.OPERATORGROUPS, name, {"status": {"namespaces": targets,
-                                                                     "lastUpdated": now_rfc3339()}},
-                              namespace, subresource="status")
+            self.client.patch(
+                apis.OPERATORGROUPS,
+                name,
+                {"status": {"namespaces": targets, "lastUpdated": now_rfc3339()}},
+                namespace,
+                subresource="status",
+            )
         return None
 
 
 def catalog_source_status(source):
     return {
-        "connectionState": {"address": "%s.%s.svc:50051" % (name_of(source), namespace_of(source)),
-                            "lastConnect": now_rfc3339(), "lastObservedState": "READY"},
-        "registryService": {"createdAt": now_rfc3339(), "port": "50051", "protocol": "grpc",
-                            "serviceName": name_of(source), "serviceNamespace": namespace_of(source)},
+        "connectionState": {
+            "address": "%s.%s.svc:50051" % (name_of(source), namespace_of(source)),
+            "lastConnect": now_rfc3339(),
+            "lastObservedState": "READY",
+        },
+        "registryService": {
+            "createdAt": now_rfc3339(),
+            "port": "50051",
+            "protocol": "grpc",
+            "serviceName": name_of(source),
+            "serviceNamespace": namespace_of(source),
+        },
     }
 
 
@@ -534,8 +790,13 @@ class CatalogSourceController(Controller):
         state = ((source.get("status") or {}).get("connectionState") or {}).get("lastObservedState")
         if state != "READY":
             try:
-                self.client.patch(apis.CATALOGSOURCES, name, {"status": catalog_source_status(source)}, namespace,
-                                  subresource="status")
+                self.client.patch(
+                    apis.CATALOGSOURCES,
+                    name,
+                    {"status": catalog_source_status(source)},
+                    namespace,
+                    subresource="status",
+                )
             except ApiException as exc:
                 if exc.status != 404:
                     raise

@@ -32,7 +32,7 @@ from simopenshift.kube import KWOK_LOGS, PODS, meta, name_of, namespace_of, now_
 
 LOG = logging.getLogger("simopenshift.podsim")
 
-CLUSTER_NETWORK_PREFIX = "10.128"   # OpenShift default clusterNetwork 10.128.0.0/14
+CLUSTER_NETWORK_PREFIX = "10.128"  # OpenShift default clusterNetwork 10.128.0.0/14
 
 
 def pod_ip(pod):
@@ -98,9 +98,11 @@ class LogStore(object):
             entry["previousLogsFile"] = previous
             logs.append(entry)
         body = {
-            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "apiVersion": "kwok.x-k8s.io/v1alpha1",
+            "kind": "Logs",
             "metadata": {
-                "name": name_of(pod), "namespace": namespace_of(pod),
+                "name": name_of(pod),
+                "namespace": namespace_of(pod),
                 "labels": {"app.kubernetes.io/managed-by": "simopenshift"},
                 # Garbage-collected with the pod.
                 "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid}],
@@ -113,9 +115,10 @@ class LogStore(object):
             if exc.status == 409:
                 existing = self.client.get(KWOK_LOGS, name_of(pod), namespace_of(pod))
                 owner = ((existing or {}).get("metadata") or {}).get("ownerReferences") or [{}]
-                if owner[0].get("uid") != uid:   # left over from an older pod of the same name
-                    self.client.patch(KWOK_LOGS, name_of(pod), {"metadata": body["metadata"], "spec": body["spec"]},
-                                      namespace_of(pod))
+                if owner[0].get("uid") != uid:  # left over from an older pod of the same name
+                    self.client.patch(
+                        KWOK_LOGS, name_of(pod), {"metadata": body["metadata"], "spec": body["spec"]}, namespace_of(pod)
+                    )
             elif exc.status == 404:
                 LOG.warning("kwok Logs CRD missing: pod logs for %s/%s are not served", namespace_of(pod), name_of(pod))
             else:
@@ -140,8 +143,20 @@ class ContainerState(object):
     RUNNING = "running"
     TERMINATED = "terminated"
 
-    def __init__(self, kind, reason=None, message=None, exit_code=None, ready=False, restarts=0,
-                 started_at=None, finished_at=None, last_exit_code=None, last_reason=None, last_finished=None):
+    def __init__(
+        self,
+        kind,
+        reason=None,
+        message=None,
+        exit_code=None,
+        ready=False,
+        restarts=0,
+        started_at=None,
+        finished_at=None,
+        last_exit_code=None,
+        last_reason=None,
+        last_finished=None,
+    ):
         self.kind = kind
         self.reason = reason
         self.message = message
@@ -160,22 +175,37 @@ def running(started_at, ready=True, restarts=0):
 
 
 def waiting(reason, message=None, restarts=0, last_exit_code=None, last_finished=None):
-    return ContainerState(ContainerState.WAITING, reason=reason, message=message, restarts=restarts,
-                          last_exit_code=last_exit_code, last_reason="Error" if last_exit_code else None,
-                          last_finished=last_finished)
+    return ContainerState(
+        ContainerState.WAITING,
+        reason=reason,
+        message=message,
+        restarts=restarts,
+        last_exit_code=last_exit_code,
+        last_reason="Error" if last_exit_code else None,
+        last_finished=last_finished,
+    )
 
 
 def terminated(exit_code, started_at, finished_at, message=None, restarts=0):
     reason = "Completed" if exit_code == 0 else "Error"
-    return ContainerState(ContainerState.TERMINATED, reason=reason, message=message, exit_code=exit_code,
-                          restarts=restarts, started_at=started_at, finished_at=finished_at)
+    return ContainerState(
+        ContainerState.TERMINATED,
+        reason=reason,
+        message=message,
+        exit_code=exit_code,
+        restarts=restarts,
+        started_at=started_at,
+        finished_at=finished_at,
+    )
 
 
 def _container_status(pod, container, state):
     status = {
         "name": container["name"],
         "image": container.get("image", ""),
-        "imageID": _image_id(container.get("image", "")) if state.kind != ContainerState.WAITING or state.restarts else "",
+        "imageID": (
+            _image_id(container.get("image", "")) if state.kind != ContainerState.WAITING or state.restarts else ""
+        ),
         "ready": bool(state.ready),
         "restartCount": state.restarts,
         "started": state.kind == ContainerState.RUNNING,
@@ -185,9 +215,13 @@ def _container_status(pod, container, state):
     if state.kind == ContainerState.RUNNING:
         status["state"] = {"running": {"startedAt": now_rfc3339(state.started_at)}}
     elif state.kind == ContainerState.TERMINATED:
-        term = {"exitCode": state.exit_code, "reason": state.reason,
-                "startedAt": now_rfc3339(state.started_at), "finishedAt": now_rfc3339(state.finished_at),
-                "containerID": container_id(pod, container["name"], state.restarts)}
+        term = {
+            "exitCode": state.exit_code,
+            "reason": state.reason,
+            "startedAt": now_rfc3339(state.started_at),
+            "finishedAt": now_rfc3339(state.finished_at),
+            "containerID": container_id(pod, container["name"], state.restarts),
+        }
         if state.message:
             term["message"] = state.message
         status["state"] = {"terminated": term}
@@ -197,11 +231,15 @@ def _container_status(pod, container, state):
             wait["message"] = state.message
         status["state"] = {"waiting": wait}
     if state.last_exit_code is not None:
-        status["lastState"] = {"terminated": {
-            "exitCode": state.last_exit_code, "reason": state.last_reason or "Error",
-            "finishedAt": now_rfc3339(state.last_finished), "startedAt": now_rfc3339(state.last_finished),
-            "containerID": container_id(pod, container["name"], max(state.restarts - 1, 0)),
-        }}
+        status["lastState"] = {
+            "terminated": {
+                "exitCode": state.last_exit_code,
+                "reason": state.last_reason or "Error",
+                "finishedAt": now_rfc3339(state.last_finished),
+                "startedAt": now_rfc3339(state.last_finished),
+                "containerID": container_id(pod, container["name"], max(state.restarts - 1, 0)),
+            }
+        }
     else:
         status["lastState"] = {}
     return status
@@ -226,13 +264,13 @@ def pod_status(pod, states, host_ip, start_time):
     else:
         phase = "Pending"
     stamp = now_rfc3339()
-    initialized = phase != "Pending" or any(states[c["name"]].reason not in ("PodInitializing", "Init:0/1")
-                                            for c in containers)
+    initialized = phase != "Pending" or any(
+        states[c["name"]].reason not in ("PodInitializing", "Init:0/1") for c in containers
+    )
     completed = phase in ("Succeeded", "Failed")
 
     def cond(ctype, ok, reason=None):
-        entry = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None,
-                 "lastTransitionTime": stamp}
+        entry = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None, "lastTransitionTime": stamp}
         if reason:
             entry["reason"] = reason
         return entry
@@ -263,21 +301,33 @@ def pod_status(pod, states, host_ip, start_time):
 
 def same_status(current, desired):
     """True when patching would change nothing a reader looks at (ignores timestamps)."""
+
     def strip(status):
         status = dict(status or {})
-        status["conditions"] = sorted(((c.get("type"), c.get("status"), c.get("reason"))
-                                       for c in status.get("conditions") or []))
+        status["conditions"] = sorted(
+            ((c.get("type"), c.get("status"), c.get("reason")) for c in status.get("conditions") or [])
+        )
         cs = []
         for c in status.get("containerStatuses") or []:
             state = c.get("state") or {}
             kind = next(iter(state), None)
             detail = state.get(kind) or {}
-            cs.append((c.get("name"), c.get("ready"), c.get("restartCount"), kind, detail.get("reason"),
-                       detail.get("exitCode"), detail.get("message")))
+            cs.append(
+                (
+                    c.get("name"),
+                    c.get("ready"),
+                    c.get("restartCount"),
+                    kind,
+                    detail.get("reason"),
+                    detail.get("exitCode"),
+                    detail.get("message"),
+                )
+            )
         status["containerStatuses"] = cs
         for drop in ("startTime", "hostIPs", "podIPs", "qosClass"):
             status.pop(drop, None)
         return status
+
     return strip(current) == strip(desired)
 
 

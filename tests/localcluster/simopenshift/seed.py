@@ -25,16 +25,26 @@ INFRA_NAME = "gpuops-sim-8xk2q"
 BASE_DOMAIN = "sim.example.com"
 REGION = "us-east-2"
 ZONES = ("us-east-2a", "us-east-2b", "us-east-2c")
-WORKER_TYPE = "m6i.xlarge"     # installer default for 4.16 on AWS
+WORKER_TYPE = "m6i.xlarge"  # installer default for 4.16 on AWS
 MASTER_TYPE = "m6i.xlarge"
 AMI = "ami-0" + catalog.fake_hex(16, "rhcos-ami", catalog.CLUSTER_RHCOS_BUILD, REGION)
 CLUSTER_ID = "%s-%s-%s-%s-%s" % tuple(catalog.fake_hex(n, "cluster-id", i) for i, n in enumerate((8, 4, 4, 4, 12)))
-RELEASE_IMAGE = "quay.io/openshift-release-dev/ocp-release@" + catalog.fake_digest("release", catalog.CLUSTER_OCP_VERSION)
+RELEASE_IMAGE = "quay.io/openshift-release-dev/ocp-release@" + catalog.fake_digest(
+    "release", catalog.CLUSTER_OCP_VERSION
+)
 
 NAMESPACES = (
-    "openshift", "openshift-config", "openshift-config-managed", "openshift-machine-api",
-    "openshift-machine-config-operator", "openshift-marketplace", "openshift-operators",
-    "openshift-operator-lifecycle-manager", "openshift-nfd", "openshift-image-registry", "openshift-monitoring",
+    "openshift",
+    "openshift-config",
+    "openshift-config-managed",
+    "openshift-machine-api",
+    "openshift-machine-config-operator",
+    "openshift-marketplace",
+    "openshift-operators",
+    "openshift-operator-lifecycle-manager",
+    "openshift-nfd",
+    "openshift-image-registry",
+    "openshift-monitoring",
 )
 
 
@@ -47,10 +57,13 @@ def namespace(name):
 
 def infrastructure():
     return {
-        "apiVersion": apis.INFRASTRUCTURES.api_version, "kind": "Infrastructure",
+        "apiVersion": apis.INFRASTRUCTURES.api_version,
+        "kind": "Infrastructure",
         "metadata": {"name": "cluster"},
-        "spec": {"cloudConfig": {"key": "config", "name": "cloud-provider-config"},
-                 "platformSpec": {"type": "AWS", "aws": {}}},
+        "spec": {
+            "cloudConfig": {"key": "config", "name": "cloud-provider-config"},
+            "platformSpec": {"type": "AWS", "aws": {}},
+        },
         "status": {
             "apiServerInternalURI": "https://api-int.%s.%s:6443" % (CLUSTER_NAME, BASE_DOMAIN),
             "apiServerURL": "https://api.%s.%s:6443" % (CLUSTER_NAME, BASE_DOMAIN),
@@ -70,25 +83,50 @@ def cluster_version():
     minor = ".".join(version.split(".")[:2])
     stamp = "2026-01-05T09:12:44Z"
     return {
-        "apiVersion": apis.CLUSTERVERSIONS.api_version, "kind": "ClusterVersion",
+        "apiVersion": apis.CLUSTERVERSIONS.api_version,
+        "kind": "ClusterVersion",
         "metadata": {"name": "version"},
         "spec": {"channel": "stable-%s" % minor, "clusterID": CLUSTER_ID},
         "status": {
             "availableUpdates": None,
-            "desired": {"version": version, "image": RELEASE_IMAGE,
-                        "channels": ["candidate-%s" % minor, "eus-4.16", "fast-%s" % minor, "stable-%s" % minor]},
-            "history": [{"state": "Completed", "version": version, "image": RELEASE_IMAGE, "verified": False,
-                         "startedTime": "2026-01-05T08:31:02Z", "completionTime": stamp}],
+            "desired": {
+                "version": version,
+                "image": RELEASE_IMAGE,
+                "channels": ["candidate-%s" % minor, "eus-4.16", "fast-%s" % minor, "stable-%s" % minor],
+            },
+            "history": [
+                {
+                    "state": "Completed",
+                    "version": version,
+                    "image": RELEASE_IMAGE,
+                    "verified": False,
+                    "startedTime": "2026-01-05T08:31:02Z",
+                    "completionTime": stamp,
+                }
+            ],
             "observedGeneration": 1,
             "versionHash": catalog.fake_hex(11, "version-hash", version),
             "conditions": [
-                {"type": "Available", "status": "True", "lastTransitionTime": stamp,
-                 "message": "Done applying %s" % version},
+                {
+                    "type": "Available",
+                    "status": "True",
+                    "lastTransitionTime": stamp,
+                    "message": "Done applying %s" % version,
+                },
                 {"type": "Failing", "status": "False", "lastTransitionTime": stamp},
-                {"type": "Progressing", "status": "False", "lastTransitionTime": stamp,
-                 "message": "Cluster version is %s" % version},
-                {"type": "RetrievedUpdates", "status": "False", "lastTransitionTime": stamp, "reason": "RemoteFailed",
-                 "message": "Unable to retrieve available updates: the simulated cluster is disconnected"},
+                {
+                    "type": "Progressing",
+                    "status": "False",
+                    "lastTransitionTime": stamp,
+                    "message": "Cluster version is %s" % version,
+                },
+                {
+                    "type": "RetrievedUpdates",
+                    "status": "False",
+                    "lastTransitionTime": stamp,
+                    "reason": "RemoteFailed",
+                    "message": "Unable to retrieve available updates: the simulated cluster is disconnected",
+                },
             ],
         },
     }
@@ -96,14 +134,22 @@ def cluster_version():
 
 def worker_machineset(zone, replicas=1, instance_type=WORKER_TYPE, role="worker"):
     name = "%s-%s-%s" % (INFRA_NAME, role, zone)
-    selector = {"machine.openshift.io/cluster-api-cluster": INFRA_NAME, "machine.openshift.io/cluster-api-machineset": name}
+    selector = {
+        "machine.openshift.io/cluster-api-cluster": INFRA_NAME,
+        "machine.openshift.io/cluster-api-machineset": name,
+    }
     template_labels = dict(selector)
-    template_labels.update({"machine.openshift.io/cluster-api-machine-role": role,
-                            "machine.openshift.io/cluster-api-machine-type": role})
+    template_labels.update(
+        {"machine.openshift.io/cluster-api-machine-role": role, "machine.openshift.io/cluster-api-machine-type": role}
+    )
     return {
-        "apiVersion": apis.MACHINESETS.api_version, "kind": "MachineSet",
-        "metadata": {"name": name, "namespace": apis.MACHINE_API_NS,
-                     "labels": {"machine.openshift.io/cluster-api-cluster": INFRA_NAME}},
+        "apiVersion": apis.MACHINESETS.api_version,
+        "kind": "MachineSet",
+        "metadata": {
+            "name": name,
+            "namespace": apis.MACHINE_API_NS,
+            "labels": {"machine.openshift.io/cluster-api-cluster": INFRA_NAME},
+        },
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": selector},
@@ -123,8 +169,9 @@ def provider_spec(zone, instance_type, role="worker"):
     return {
         "ami": {"id": AMI},
         "apiVersion": "machine.openshift.io/v1beta1",
-        "blockDevices": [{"ebs": {"encrypted": True, "iops": 0, "kmsKey": {"arn": ""}, "volumeSize": 120,
-                                  "volumeType": "gp3"}}],
+        "blockDevices": [
+            {"ebs": {"encrypted": True, "iops": 0, "kmsKey": {"arn": ""}, "volumeSize": 120, "volumeType": "gp3"}}
+        ],
         "credentialsSecret": {"name": "aws-cloud-credentials"},
         "deviceIndex": 0,
         "iamInstanceProfile": {"id": "%s-%s-profile" % (INFRA_NAME, role)},
@@ -156,16 +203,23 @@ def machine_suffix(name):
 def master_machine(index, zone):
     name = "%s-master-%d" % (INFRA_NAME, index)
     return {
-        "apiVersion": apis.MACHINES.api_version, "kind": "Machine",
+        "apiVersion": apis.MACHINES.api_version,
+        "kind": "Machine",
         "metadata": {
-            "name": name, "namespace": apis.MACHINE_API_NS,
-            "labels": {"machine.openshift.io/cluster-api-cluster": INFRA_NAME,
-                       "machine.openshift.io/cluster-api-machine-role": "master",
-                       "machine.openshift.io/cluster-api-machine-type": "master"},
+            "name": name,
+            "namespace": apis.MACHINE_API_NS,
+            "labels": {
+                "machine.openshift.io/cluster-api-cluster": INFRA_NAME,
+                "machine.openshift.io/cluster-api-machine-role": "master",
+                "machine.openshift.io/cluster-api-machine-type": "master",
+            },
             "finalizers": [machineapi.MACHINE_FINALIZER],
         },
-        "spec": {"lifecycleHooks": {}, "metadata": {},
-                 "providerSpec": {"value": provider_spec(zone, MASTER_TYPE, "master")}},
+        "spec": {
+            "lifecycleHooks": {},
+            "metadata": {},
+            "providerSpec": {"value": provider_spec(zone, MASTER_TYPE, "master")},
+        },
     }
 
 
@@ -181,33 +235,72 @@ def base_machineconfigs(role):
     def mc(name, files=None, version="3.4.0", extra=None, annotated=True):
         spec = {"config": {"ignition": {"version": version}}}
         if files:
-            spec["config"]["storage"] = {"files": [
-                {"path": path, "mode": 420, "overwrite": True, "contents": {"source": data_url(content)}}
-                for path, content in files]}
+            spec["config"]["storage"] = {
+                "files": [
+                    {"path": path, "mode": 420, "overwrite": True, "contents": {"source": data_url(content)}}
+                    for path, content in files
+                ]
+            }
         spec.update(extra or {})
         metadata = {"name": name, "labels": dict(label)}
         if annotated:
             metadata["annotations"] = dict(generated)
-        return {"apiVersion": apis.MACHINECONFIGS.api_version, "kind": "MachineConfig", "metadata": metadata,
-                "spec": spec}
+        return {
+            "apiVersion": apis.MACHINECONFIGS.api_version,
+            "kind": "MachineConfig",
+            "metadata": metadata,
+            "spec": spec,
+        }
 
     return [
-        mc("00-%s" % role, [("/etc/kubernetes/cloud.conf", "[Global]\nRegion = %s\n" % REGION),
-                            ("/etc/hostname.d/README", "hostname from AWS metadata\n")],
-           extra={"osImageURL": catalog.os_image_url(catalog.CLUSTER_RHCOS_BUILD), "kernelType": "default"}),
-        mc("01-%s-container-runtime" % role, [("/etc/crio/crio.conf.d/00-default",
-                                               "[crio.runtime]\nselinux = true\n")]),
-        mc("01-%s-kubelet" % role, [("/etc/kubernetes/kubelet.conf",
-                                     '{"kind":"KubeletConfiguration","maxPods":250}\n'),
-                                    ("/etc/systemd/system/kubelet.service.d/20-node-role.conf",
-                                     "[Service]\nEnvironment=KUBELET_NODE_LABELS=node-role.kubernetes.io/%s\n"
-                                     % role)]),
-        mc("99-%s-generated-registries" % role, [("/etc/containers/registries.conf",
-                                                  "unqualified-search-registries = ['registry.access.redhat.com', "
-                                                  "'docker.io']\n")]),
-        mc("99-%s-ssh" % role, version="3.2.0", annotated=False,
-           extra={"config": {"ignition": {"version": "3.2.0"}, "passwd": {"users": [{
-               "name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG1pc2ltdWxhdGVk sim"]}]}}}),
+        mc(
+            "00-%s" % role,
+            [
+                ("/etc/kubernetes/cloud.conf", "[Global]\nRegion = %s\n" % REGION),
+                ("/etc/hostname.d/README", "hostname from AWS metadata\n"),
+            ],
+            extra={"osImageURL": catalog.os_image_url(catalog.CLUSTER_RHCOS_BUILD), "kernelType": "default"},
+        ),
+        mc(
+            "01-%s-container-runtime" % role, [("/etc/crio/crio.conf.d/00-default", "[crio.runtime]\nselinux = true\n")]
+        ),
+        mc(
+            "01-%s-kubelet" % role,
+            [
+                ("/etc/kubernetes/kubelet.conf", '{"kind":"KubeletConfiguration","maxPods":250}\n'),
+                (
+                    "/etc/systemd/system/kubelet.service.d/20-node-role.conf",
+                    "[Service]\nEnvironment=KUBELET_NODE_LABELS=node-role.kubernetes.io/%s\n" % role,
+                ),
+            ],
+        ),
+        mc(
+            "99-%s-generated-registries" % role,
+            [
+                (
+                    "/etc/containers/registries.conf",
+                    "unqualified-search-registries = ['registry.access.redhat.com', " "'docker.io']\n",
+                )
+            ],
+        ),
+        mc(
+            "99-%s-ssh" % role,
+            version="3.2.0",
+            annotated=False,
+            extra={
+                "config": {
+                    "ignition": {"version": "3.2.0"},
+                    "passwd": {
+                        "users": [
+                            {
+                                "name": "core",
+                                "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG1pc2ltdWxhdGVk sim"],
+                            }
+                        ]
+                    },
+                }
+            },
+        ),
     ]
 
 
@@ -218,10 +311,15 @@ def pool(role):
         "paused": False,
     }
     return {
-        "apiVersion": apis.MACHINECONFIGPOOLS.api_version, "kind": "MachineConfigPool",
-        "metadata": {"name": role, "labels": {
-            "machineconfiguration.openshift.io/mco-built-in": "",
-            "pools.operator.machineconfiguration.openshift.io/%s" % role: ""}},
+        "apiVersion": apis.MACHINECONFIGPOOLS.api_version,
+        "kind": "MachineConfigPool",
+        "metadata": {
+            "name": role,
+            "labels": {
+                "machineconfiguration.openshift.io/mco-built-in": "",
+                "pools.operator.machineconfiguration.openshift.io/%s" % role: "",
+            },
+        },
         "spec": spec,
     }
 
@@ -231,33 +329,58 @@ def dtk_imagestream():
     build = catalog.CLUSTER_RHCOS_BUILD
     image = catalog.dtk_image(build)
     return {
-        "apiVersion": apis.IMAGESTREAMS.api_version, "kind": "ImageStream",
-        "metadata": {"name": "driver-toolkit", "namespace": "openshift",
-                     "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"}},
-        "spec": {"lookupPolicy": {"local": False}, "tags": [
-            {"name": build, "from": {"kind": "DockerImage", "name": image},
-             "referencePolicy": {"type": "Source"}, "importPolicy": {"scheduled": False}},
-            {"name": "latest", "from": {"kind": "DockerImage", "name": image},
-             "referencePolicy": {"type": "Source"}, "importPolicy": {"scheduled": False}},
-        ]},
+        "apiVersion": apis.IMAGESTREAMS.api_version,
+        "kind": "ImageStream",
+        "metadata": {
+            "name": "driver-toolkit",
+            "namespace": "openshift",
+            "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"},
+        },
+        "spec": {
+            "lookupPolicy": {"local": False},
+            "tags": [
+                {
+                    "name": build,
+                    "from": {"kind": "DockerImage", "name": image},
+                    "referencePolicy": {"type": "Source"},
+                    "importPolicy": {"scheduled": False},
+                },
+                {
+                    "name": "latest",
+                    "from": {"kind": "DockerImage", "name": image},
+                    "referencePolicy": {"type": "Source"},
+                    "importPolicy": {"scheduled": False},
+                },
+            ],
+        },
     }
 
 
 def catalog_source(name):
     meta = olm.CATALOGS[name]
     return {
-        "apiVersion": apis.CATALOGSOURCES.api_version, "kind": "CatalogSource",
-        "metadata": {"name": name, "namespace": olm.MARKETPLACE_NS,
-                     "annotations": {"operatorframework.io/managed-by": "marketplace-operator"}},
-        "spec": {"displayName": meta["displayName"], "publisher": meta["publisher"], "sourceType": "grpc",
-                 "image": meta["image"], "priority": -100 if name == "redhat-operators" else -200,
-                 "updateStrategy": {"registryPoll": {"interval": "10m"}}},
+        "apiVersion": apis.CATALOGSOURCES.api_version,
+        "kind": "CatalogSource",
+        "metadata": {
+            "name": name,
+            "namespace": olm.MARKETPLACE_NS,
+            "annotations": {"operatorframework.io/managed-by": "marketplace-operator"},
+        },
+        "spec": {
+            "displayName": meta["displayName"],
+            "publisher": meta["publisher"],
+            "sourceType": "grpc",
+            "image": meta["image"],
+            "priority": -100 if name == "redhat-operators" else -200,
+            "updateStrategy": {"registryPoll": {"interval": "10m"}},
+        },
     }
 
 
 def global_operators_group():
     return {
-        "apiVersion": apis.OPERATORGROUPS.api_version, "kind": "OperatorGroup",
+        "apiVersion": apis.OPERATORGROUPS.api_version,
+        "kind": "OperatorGroup",
         "metadata": {"name": "global-operators", "namespace": "openshift-operators"},
         "spec": {"upgradeStrategy": {"name": "Default"}},
     }
@@ -265,34 +388,84 @@ def global_operators_group():
 
 def sccs():
     base = {"apiVersion": apis.SCCS.api_version, "kind": "SecurityContextConstraints"}
-    privileged = dict(base, metadata={"name": "privileged"}, allowPrivilegedContainer=True,
-                      allowPrivilegeEscalation=True, allowHostDirVolumePlugin=True, allowHostIPC=True,
-                      allowHostNetwork=True, allowHostPID=True, allowHostPorts=True, allowedCapabilities=["*"],
-                      priority=None, readOnlyRootFilesystem=False, volumes=["*"],
-                      users=["system:admin", "system:serviceaccount:openshift-infra:build-controller"],
-                      groups=["system:cluster-admins", "system:nodes", "system:masters"],
-                      runAsUser={"type": "RunAsAny"}, seLinuxContext={"type": "RunAsAny"},
-                      fsGroup={"type": "RunAsAny"}, supplementalGroups={"type": "RunAsAny"},
-                      seccompProfiles=["*"])
-    restricted = dict(base, metadata={"name": "restricted-v2"}, allowPrivilegedContainer=False,
-                      allowPrivilegeEscalation=False, allowHostDirVolumePlugin=False, allowHostIPC=False,
-                      allowHostNetwork=False, allowHostPID=False, allowHostPorts=False,
-                      allowedCapabilities=["NET_BIND_SERVICE"], requiredDropCapabilities=["ALL"], priority=None,
-                      readOnlyRootFilesystem=False, users=[], groups=[],
-                      volumes=["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
-                               "projected", "secret"],
-                      runAsUser={"type": "MustRunAsRange"}, seLinuxContext={"type": "MustRunAs"},
-                      fsGroup={"type": "MustRunAs"}, supplementalGroups={"type": "RunAsAny"},
-                      seccompProfiles=["runtime/default"])
-    anyuid = dict(restricted, metadata={"name": "anyuid"}, priority=10, allowPrivilegeEscalation=True,
-                  allowedCapabilities=None, requiredDropCapabilities=["MKNOD"], groups=["system:cluster-admins"],
-                  runAsUser={"type": "RunAsAny"}, fsGroup={"type": "RunAsAny"}, seccompProfiles=None)
+    privileged = dict(
+        base,
+        metadata={"name": "privileged"},
+        allowPrivilegedContainer=True,
+        allowPrivilegeEscalation=True,
+        allowHostDirVolumePlugin=True,
+        allowHostIPC=True,
+        allowHostNetwork=True,
+        allowHostPID=True,
+        allowHostPorts=True,
+        allowedCapabilities=["*"],
+        priority=None,
+        readOnlyRootFilesystem=False,
+        volumes=["*"],
+        users=["system:admin", "system:serviceaccount:openshift-infra:build-controller"],
+        groups=["system:cluster-admins", "system:nodes", "system:masters"],
+        runAsUser={"type": "RunAsAny"},
+        seLinuxContext={"type": "RunAsAny"},
+        fsGroup={"type": "RunAsAny"},
+        supplementalGroups={"type": "RunAsAny"},
+        seccompProfiles=["*"],
+    )
+    restricted = dict(
+        base,
+        metadata={"name": "restricted-v2"},
+        allowPrivilegedContainer=False,
+        allowPrivilegeEscalation=False,
+        allowHostDirVolumePlugin=False,
+        allowHostIPC=False,
+        allowHostNetwork=False,
+        allowHostPID=False,
+        allowHostPorts=False,
+        allowedCapabilities=["NET_BIND_SERVICE"],
+        requiredDropCapabilities=["ALL"],
+        priority=None,
+        readOnlyRootFilesystem=False,
+        users=[],
+        groups=[],
+        volumes=[
+            "configMap",
+            "csi",
+            "downwardAPI",
+            "emptyDir",
+            "ephemeral",
+            "persistentVolumeClaim",
+            "projected",
+            "secret",
+        ],
+        runAsUser={"type": "MustRunAsRange"},
+        seLinuxContext={"type": "MustRunAs"},
+        fsGroup={"type": "MustRunAs"},
+        supplementalGroups={"type": "RunAsAny"},
+        seccompProfiles=["runtime/default"],
+    )
+    anyuid = dict(
+        restricted,
+        metadata={"name": "anyuid"},
+        priority=10,
+        allowPrivilegeEscalation=True,
+        allowedCapabilities=None,
+        requiredDropCapabilities=["MKNOD"],
+        groups=["system:cluster-admins"],
+        runAsUser={"type": "RunAsAny"},
+        fsGroup={"type": "RunAsAny"},
+        seccompProfiles=None,
+    )
     return [privileged, restricted, anyuid]
 
 
 def pull_secret():
-    auths = '{"auths":{"cloud.openshift.com":{"auth":"c2ltOnNpbQ=="},"quay.io":{"auth":"c2ltOnNpbQ=="},' \
-            '"registry.redhat.io":{"auth":"c2ltOnNpbQ=="},"registry.connect.redhat.com":{"auth":"c2ltOnNpbQ=="}}}'
-    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-            "metadata": {"name": "pull-secret", "namespace": "openshift-config"},
-            "data": {".dockerconfigjson": base64.b64encode(auths.encode("utf-8")).decode("ascii")}}
+    auths = (
+        '{"auths":{"cloud.openshift.com":{"auth":"c2ltOnNpbQ=="},"quay.io":{"auth":"c2ltOnNpbQ=="},'
+        '"registry.redhat.io":{"auth":"c2ltOnNpbQ=="},"registry.connect.redhat.com":{"auth":"c2ltOnNpbQ=="}}}'
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/dockerconfigjson",
+        "metadata": {"name": "pull-secret", "namespace": "openshift-config"},
+        "data": {".dockerconfigjson": base64.b64encode(auths.encode("utf-8")).decode("ascii")},
+    }

@@ -31,8 +31,7 @@ def worker_machinesets(client):
 def clone_machineset(client, source, new_name, instance_type, replicas=0, node_labels=None, taints=None):
     body = copy.deepcopy(source)
     old_name = name_of(source)
-    body["metadata"] = {"name": new_name, "namespace": apis.MACHINE_API_NS,
-                        "labels": dict(labels_of(source))}
+    body["metadata"] = {"name": new_name, "namespace": apis.MACHINE_API_NS, "labels": dict(labels_of(source))}
     spec = body["spec"]
     spec["replicas"] = replicas
     spec["selector"]["matchLabels"]["machine.openshift.io/cluster-api-machineset"] = new_name
@@ -44,7 +43,10 @@ def clone_machineset(client, source, new_name, instance_type, replicas=0, node_l
     if taints:
         tmpl["spec"]["taints"] = taints
     body.pop("status", None)
-    assert old_name not in (spec["selector"]["matchLabels"].values()) and old_name not in tmpl["metadata"]["labels"].values()
+    assert (
+        old_name not in (spec["selector"]["matchLabels"].values())
+        and old_name not in tmpl["metadata"]["labels"].values()
+    )
     return client.create(apis.MACHINESETS, body)
 
 
@@ -53,13 +55,17 @@ def scale(client, name, replicas):
 
 
 def machines_of(client, machineset_name):
-    items, _ignored = client.list(apis.MACHINES, apis.MACHINE_API_NS,
-                                  label_selector="machine.openshift.io/cluster-api-machineset=%s" % machineset_name)
+    items, _ignored = client.list(
+        apis.MACHINES,
+        apis.MACHINE_API_NS,
+        label_selector="machine.openshift.io/cluster-api-machineset=%s" % machineset_name,
+    )
     return items
 
 
 def ready_nodes_of(client, machineset_name, count, timeout=60):
     """Wait for ``count`` Running machines whose nodes are Ready; return the nodes."""
+
     def check():
         nodes = []
         for machine in machines_of(client, machineset_name):
@@ -74,6 +80,7 @@ def ready_nodes_of(client, machineset_name, count, timeout=60):
                 return None
             nodes.append(node)
         return nodes if len(nodes) == count else None
+
     return wait_for(check, timeout, what="%d Ready node(s) of MachineSet %s" % (count, machineset_name))
 
 
@@ -88,11 +95,16 @@ def delete_machineset(client, name, timeout=60):
 
 def ensure_nfd(client, name="nfd-instance", namespace=NFD_NAMESPACE, spec=None):
     if client.get(apis.NODEFEATUREDISCOVERIES, name, namespace) is None:
-        client.create(apis.NODEFEATUREDISCOVERIES, {
-            "apiVersion": apis.NODEFEATUREDISCOVERIES.api_version, "kind": "NodeFeatureDiscovery",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": spec or {"operand": {"image": "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9:v4.16"}},
-        })
+        client.create(
+            apis.NODEFEATUREDISCOVERIES,
+            {
+                "apiVersion": apis.NODEFEATUREDISCOVERIES.api_version,
+                "kind": "NodeFeatureDiscovery",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": spec
+                or {"operand": {"image": "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9:v4.16"}},
+            },
+        )
 
 
 def node_label(client, node_name, key):

@@ -14,7 +14,6 @@ import time
 
 import pytest
 import yaml
-
 from simopenshift import catalog, gpustack, machineapi, mco, podsim, seed
 from simopenshift.kube import WorkQueue, match_selector
 
@@ -48,13 +47,16 @@ def test_machine_from_machineset_copies_the_template():
 def test_node_from_machine_is_what_kubelet_and_ccm_register():
     ms = seeded_set(instance_type="g4dn.xlarge")
     ms["spec"]["template"]["spec"]["metadata"] = {"labels": {"gpu": "yes"}}
-    ms["spec"]["template"]["spec"]["taints"] = [{"key": "nvidia.com/gpu", "value": "", "effect": "NoSchedule",
-                                                 "timeAdded": None}]
+    ms["spec"]["template"]["spec"]["taints"] = [
+        {"key": "nvidia.com/gpu", "value": "", "effect": "NoSchedule", "timeAdded": None}
+    ]
     machine = machineapi.machine_from_machineset(ms, "worker-abcde")
     node = machineapi.node_from_machine(machine, catalog.cluster_build(), "rendered-worker-1")
     labels = node["metadata"]["labels"]
     assert labels["node.kubernetes.io/instance-type"] == labels["beta.kubernetes.io/instance-type"] == "g4dn.xlarge"
-    assert labels["topology.kubernetes.io/zone"] == "us-east-2b" and labels["topology.kubernetes.io/region"] == "us-east-2"
+    assert (
+        labels["topology.kubernetes.io/zone"] == "us-east-2b" and labels["topology.kubernetes.io/region"] == "us-east-2"
+    )
     assert labels["node-role.kubernetes.io/worker"] == "" and labels["gpu"] == "yes"
     assert node["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "", "effect": "NoSchedule"}]
     assert node["metadata"]["annotations"][machineapi.ANN_MACHINE] == "openshift-machine-api/worker-abcde"
@@ -62,17 +64,20 @@ def test_node_from_machine_is_what_kubelet_and_ccm_register():
     assert catalog.GPU_RESOURCE not in node["status"]["capacity"]
     assert node["status"]["capacity"]["cpu"] == "4" and node["status"]["allocatable"]["cpu"] == "3500m"
     assert node["status"]["nodeInfo"]["kernelVersion"] == KERNEL
-    assert "addresses" not in node["status"]          # kwok must fill InternalIP for pods/log
+    assert "addresses" not in node["status"]  # kwok must fill InternalIP for pods/log
     octets = node["metadata"]["name"].split(".")[0].split("-")[1:]
-    assert octets[:2] == ["10", "0"] and 144 <= int(octets[2]) < 160        # zone b private subnet
+    assert octets[:2] == ["10", "0"] and 144 <= int(octets[2]) < 160  # zone b private subnet
     assert node["metadata"]["name"].endswith(".us-east-2.compute.internal")
     assert machineapi.machineset_annotations(ms)["machine.openshift.io/GPU"] == "1"
 
 
 def test_pick_for_deletion_priorities_and_policies():
     def machine(name, created, annotations=None, phase="Running", node=None):
-        return {"metadata": {"name": name, "creationTimestamp": created, "annotations": annotations or {}},
-                "status": {"phase": phase, "nodeRef": {"name": node or name}}}
+        return {
+            "metadata": {"name": name, "creationTimestamp": created, "annotations": annotations or {}},
+            "status": {"phase": phase, "nodeRef": {"name": node or name}},
+        }
+
     old = machine("old", "2026-01-01T00:00:00Z")
     new = machine("new", "2026-01-02T00:00:00Z")
     marked = machine("marked", "2026-01-01T00:00:00Z", {machineapi.ANN_DELETE_MACHINE: "true"})
@@ -96,22 +101,31 @@ def test_selector_string_and_match_selector():
 
 # ------------------------------------------------------------------------ MCO
 def mc(name, files, version="3.4.0", role="worker"):
-    return {"metadata": {"name": name, "labels": {mco.ROLE_LABEL: role}},
-            "spec": {"config": {"ignition": {"version": version}, "storage": {"files": [
-                {"path": p, "contents": {"source": s}} for p, s in files]}}}}
+    return {
+        "metadata": {"name": name, "labels": {mco.ROLE_LABEL: role}},
+        "spec": {
+            "config": {
+                "ignition": {"version": version},
+                "storage": {"files": [{"path": p, "contents": {"source": s}} for p, s in files]},
+            }
+        },
+    }
 
 
 def data(text):
     return "data:text/plain;charset=utf-8;base64," + base64.b64encode(text.encode()).decode()
 
 
-@pytest.mark.parametrize("version,path,source,needle", [
-    ("9.9.9", "/etc/a", data("x"), "unknown version"),
-    ("", "/etc/a", data("x"), "missing ignition.version"),
-    ("3.2.0", "etc/a", data("x"), "path not absolute"),
-    ("3.2.0", "/etc/a", "data:;base64,***", "invalid base64"),
-    ("3.2.0", "/etc/a", "ftp://host/file", "unsupported source scheme"),
-])
+@pytest.mark.parametrize(
+    "version,path,source,needle",
+    [
+        ("9.9.9", "/etc/a", data("x"), "unknown version"),
+        ("", "/etc/a", data("x"), "missing ignition.version"),
+        ("3.2.0", "etc/a", data("x"), "path not absolute"),
+        ("3.2.0", "/etc/a", "data:;base64,***", "invalid base64"),
+        ("3.2.0", "/etc/a", "ftp://host/file", "unsupported source scheme"),
+    ],
+)
 def test_invalid_machineconfigs_are_refused(version, path, source, needle):
     with pytest.raises(mco.InvalidConfig) as err:
         mco.validate(mc("50-x", [(path, source)], version=version))
@@ -119,8 +133,13 @@ def test_invalid_machineconfigs_are_refused(version, path, source, needle):
 
 
 def test_valid_machineconfigs_pass():
-    mco.validate(mc("50-x", [("/etc/a", data("x")), ("/etc/b", "data:,plain%20text"),
-                             ("/etc/c", "https://example.com/f")], version="3.2.0"))
+    mco.validate(
+        mc(
+            "50-x",
+            [("/etc/a", data("x")), ("/etc/b", "data:,plain%20text"), ("/etc/c", "https://example.com/f")],
+            version="3.2.0",
+        )
+    )
 
 
 def test_render_is_deterministic_ordered_and_selective():
@@ -145,8 +164,12 @@ def test_pool_membership_and_max_unavailable():
     gpu = {"metadata": {"name": "gpu"}, "spec": {"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/gpu": ""}}}}
     pools = [worker, master, gpu]
     assert mco.pool_for_node_labels(pools, {"node-role.kubernetes.io/worker": ""})["metadata"]["name"] == "worker"
-    assert mco.pool_for_node_labels(pools, {"node-role.kubernetes.io/worker": "",
-                                            "node-role.kubernetes.io/gpu": ""})["metadata"]["name"] == "gpu"
+    assert (
+        mco.pool_for_node_labels(pools, {"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/gpu": ""})[
+            "metadata"
+        ]["name"]
+        == "gpu"
+    )
     assert mco.pool_for_node_labels(pools, {"other": ""}) is None
     for value, total, expected in ((None, 3, 1), (2, 3, 2), ("2", 3, 2), ("50%", 4, 2), ("100%", 3, 3), ("10%", 3, 1)):
         assert mco.max_unavailable({"spec": {"maxUnavailable": value}}, total) == expected
@@ -177,19 +200,26 @@ def test_agent_ownership_matches_the_kwok_stage_exclusions():
     gpu_pod = {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
     assert gpustack.agent_owned(gpu_pod)
     assert gpustack.agent_owned({"metadata": {"labels": {catalog.COMPONENT_LABEL: "dcgm-exporter"}}, "spec": {}})
-    assert not gpustack.agent_owned({"metadata": {"labels": {catalog.COMPONENT_LABEL: "other"}},
-                                     "spec": {"containers": [{"resources": {"limits": {"cpu": "1"}}}]}})
+    assert not gpustack.agent_owned(
+        {
+            "metadata": {"labels": {catalog.COMPONENT_LABEL: "other"}},
+            "spec": {"containers": [{"resources": {"limits": {"cpu": "1"}}}]},
+        }
+    )
 
 
-@pytest.mark.parametrize("container,node_kernel,ok", [
-    (driver_container("nvcr.io/nvidia/driver:550.90.07-%s-rhcos4.16" % KERNEL), KERNEL, True),
-    (driver_container("nvcr.io/nvidia/driver:550.90.07-%s-rhcos4.16" % KERNEL), NEW_KERNEL, False),
-    (driver_container("quay.io/x/driver:1", {"KERNEL_VERSION": NEW_KERNEL}), NEW_KERNEL, True),
-    (driver_container("quay.io/x/driver:1", {"KERNEL_VERSION": KERNEL}), NEW_KERNEL, False),
-    (driver_container("nvcr.io/nvidia/driver:550.90.07-rhcos4.16"), KERNEL, True),      # compiles on the node
-    (driver_container("nvcr.io/nvidia/driver:550.90.07-rhcos4.12"), KERNEL, False),     # wrong OS stream
-    (driver_container("nvcr.io/nvidia/driver:550.90.07-%s-rhcos4.16" % KERNEL), "kwok-v0.7.0", True),
-])
+@pytest.mark.parametrize(
+    "container,node_kernel,ok",
+    [
+        (driver_container("nvcr.io/nvidia/driver:550.90.07-%s-rhcos4.16" % KERNEL), KERNEL, True),
+        (driver_container("nvcr.io/nvidia/driver:550.90.07-%s-rhcos4.16" % KERNEL), NEW_KERNEL, False),
+        (driver_container("quay.io/x/driver:1", {"KERNEL_VERSION": NEW_KERNEL}), NEW_KERNEL, True),
+        (driver_container("quay.io/x/driver:1", {"KERNEL_VERSION": KERNEL}), NEW_KERNEL, False),
+        (driver_container("nvcr.io/nvidia/driver:550.90.07-rhcos4.16"), KERNEL, True),  # compiles on the node
+        (driver_container("nvcr.io/nvidia/driver:550.90.07-rhcos4.12"), KERNEL, False),  # wrong OS stream
+        (driver_container("nvcr.io/nvidia/driver:550.90.07-%s-rhcos4.16" % KERNEL), "kwok-v0.7.0", True),
+    ],
+)
 def test_driver_compatibility(container, node_kernel, ok):
     verdict = gpustack.judge_driver(container, node_kernel, RHCOS)
     assert verdict.ok is ok
@@ -209,18 +239,31 @@ def test_driver_from_the_internal_registry_uses_the_registry_lookup():
 def test_driver_version_from_env_or_tag():
     assert gpustack.driver_version(driver_container("nvcr.io/nvidia/driver:535.104.05-rhcos4.16")) == "535.104.05"
     assert gpustack.driver_version(driver_container("x:1", {"DRIVER_VERSION": "470.57.02"})) == "470.57.02"
-    assert gpustack.driver_version(driver_container("registry:5000/ns/img@sha256:" + "1" * 64)) == \
-        catalog.DEFAULT_DRIVER_VERSION
+    assert (
+        gpustack.driver_version(driver_container("registry:5000/ns/img@sha256:" + "1" * 64))
+        == catalog.DEFAULT_DRIVER_VERSION
+    )
 
 
 def test_gfd_labels_for_a_t4_match_seed_004():
     node = {"metadata": {"labels": {"node.kubernetes.io/instance-type": "g4dn.xlarge"}}}
     hw = catalog.NodeHardware.for_node(node)
     labels = gpustack.gfd_labels(node, hw, "450.80.02", timestamp=1608307957)
-    expected = {"cuda.driver.major": "450", "cuda.driver.minor": "80", "cuda.driver.rev": "02",
-                "cuda.runtime.major": "11", "cuda.runtime.minor": "0", "gfd.timestamp": "1608307957",
-                "gpu.compute.major": "7", "gpu.compute.minor": "5", "gpu.count": "1", "gpu.family": "turing",
-                "gpu.machine": "g4dn.xlarge", "gpu.memory": "15109", "gpu.product": "Tesla-T4"}
+    expected = {
+        "cuda.driver.major": "450",
+        "cuda.driver.minor": "80",
+        "cuda.driver.rev": "02",
+        "cuda.runtime.major": "11",
+        "cuda.runtime.minor": "0",
+        "gfd.timestamp": "1608307957",
+        "gpu.compute.major": "7",
+        "gpu.compute.minor": "5",
+        "gpu.count": "1",
+        "gpu.family": "turing",
+        "gpu.machine": "g4dn.xlarge",
+        "gpu.memory": "15109",
+        "gpu.product": "Tesla-T4",
+    }
     for key, value in expected.items():
         assert labels["nvidia.com/" + key] == value, key
     shared = gpustack.gfd_labels(node, hw, "550.90.07", replicas=4, strategy="time-slicing")
@@ -237,26 +280,39 @@ def test_nvidia_smi_table_keeps_the_seed_layout():
 
 
 def test_sharing_config_and_workload_kind():
-    ts = "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n" \
-         "    - name: nvidia.com/gpu\n      replicas: 3\n"
+    ts = (
+        "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+        "    - name: nvidia.com/gpu\n      replicas: 3\n"
+    )
     assert gpustack.sharing_config(ts) == (3, True, "time-slicing")
-    assert gpustack.sharing_config({"a": "x: 1", "b": ts}, {"nvidia.com/device-plugin.config": "b"}) == \
-        (3, True, "time-slicing")
+    assert gpustack.sharing_config({"a": "x: 1", "b": ts}, {"nvidia.com/device-plugin.config": "b"}) == (
+        3,
+        True,
+        "time-slicing",
+    )
     assert gpustack.sharing_config({"a": "x: 1", "b": ts}) == (1, False, "none")
-    assert gpustack.workload_kind({"spec": {"containers": [{"image": "nvidia/cuda", "command": ["nvidia-smi"]}]}}) == \
-        "nvidia-smi"
-    assert gpustack.workload_kind({"spec": {"containers": [{"image": "nvcr.io/nvidia/k8s/cuda-sample:vectoradd"}]}}) == \
-        "vectoradd"
+    assert (
+        gpustack.workload_kind({"spec": {"containers": [{"image": "nvidia/cuda", "command": ["nvidia-smi"]}]}})
+        == "nvidia-smi"
+    )
+    assert (
+        gpustack.workload_kind({"spec": {"containers": [{"image": "nvcr.io/nvidia/k8s/cuda-sample:vectoradd"}]}})
+        == "vectoradd"
+    )
 
 
 # ------------------------------------------------------------------ pod status
 def pod(restart="Never"):
-    return {"metadata": {"name": "p", "namespace": "n", "uid": "u"},
-            "spec": {"restartPolicy": restart, "containers": [{"name": "c", "image": "i"}]}}
+    return {
+        "metadata": {"name": "p", "namespace": "n", "uid": "u"},
+        "spec": {"restartPolicy": restart, "containers": [{"name": "c", "image": "i"}]},
+    }
 
 
-@pytest.mark.parametrize("restart,exit_code,phase", [("Never", 0, "Succeeded"), ("Never", 1, "Failed"),
-                                                     ("OnFailure", 1, "Running"), ("OnFailure", 0, "Succeeded")])
+@pytest.mark.parametrize(
+    "restart,exit_code,phase",
+    [("Never", 0, "Succeeded"), ("Never", 1, "Failed"), ("OnFailure", 1, "Running"), ("OnFailure", 0, "Succeeded")],
+)
 def test_terminated_containers_give_the_kubelet_phase(restart, exit_code, phase):
     status = podsim.pod_status(pod(restart), {"c": podsim.terminated(exit_code, 1, 2, "tail")}, "127.0.0.1", 1)
     assert status["phase"] == phase
@@ -271,13 +327,24 @@ def test_running_waiting_and_crashloop_statuses():
     assert [c["status"] for c in running["conditions"] if c["type"] == "Ready"] == ["True"]
     waiting = podsim.pod_status(pod("Always"), {"c": podsim.waiting("PodInitializing")}, "127.0.0.1", 1)
     assert waiting["phase"] == "Pending" and "podIP" not in waiting
-    crash = podsim.pod_status(pod("Always"), {"c": podsim.waiting("CrashLoopBackOff", "back-off", restarts=3,
-                                                                  last_exit_code=1, last_finished=2)}, "127.0.0.1", 1)
+    crash = podsim.pod_status(
+        pod("Always"),
+        {"c": podsim.waiting("CrashLoopBackOff", "back-off", restarts=3, last_exit_code=1, last_finished=2)},
+        "127.0.0.1",
+        1,
+    )
     cs = crash["containerStatuses"][0]
     assert crash["phase"] == "Running" and cs["restartCount"] == 3 and cs["ready"] is False
     assert cs["lastState"]["terminated"]["exitCode"] == 1
-    assert podsim.same_status(crash, podsim.pod_status(pod("Always"), {"c": podsim.waiting(
-        "CrashLoopBackOff", "back-off", restarts=3, last_exit_code=1, last_finished=5)}, "127.0.0.1", 9))
+    assert podsim.same_status(
+        crash,
+        podsim.pod_status(
+            pod("Always"),
+            {"c": podsim.waiting("CrashLoopBackOff", "back-off", restarts=3, last_exit_code=1, last_finished=5)},
+            "127.0.0.1",
+            9,
+        ),
+    )
     assert not podsim.same_status(crash, waiting)
 
 
@@ -294,12 +361,12 @@ def test_workqueue_dedupes_delays_and_requeues_dirty_keys():
     queue, stop = WorkQueue(), threading.Event()
     queue.add("a", 0.2)
     queue.add("b")
-    queue.add("a")            # an earlier add wins
-    queue.add("b", 5)         # a later one is dropped
+    queue.add("a")  # an earlier add wins
+    queue.add("b", 5)  # a later one is dropped
     assert len(queue) == 2
     got = {queue.get(stop), queue.get(stop)}
     assert got == {"a", "b"}
-    queue.add("a")            # while processing: remembered, re-added on done()
+    queue.add("a")  # while processing: remembered, re-added on done()
     assert len(queue) == 0
     queue.done("a")
     queue.done("b")

@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
 """MachineSet fixtures shaped like seed 000 (oc get machineset -o json on OpenShift 4 / AWS)."""
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -35,40 +36,52 @@ def aws_machineset(zone="us-east-2a", instance_type="m5.2xlarge", infra=INFRA, r
         },
         "spec": {
             "replicas": replicas,
-            "selector": {"matchLabels": {
-                "machine.openshift.io/cluster-api-cluster": infra,
-                "machine.openshift.io/cluster-api-machineset": name,
-            }},
-            "template": {
-                "metadata": {"creationTimestamp": None, "labels": {
+            "selector": {
+                "matchLabels": {
                     "machine.openshift.io/cluster-api-cluster": infra,
-                    "machine.openshift.io/cluster-api-machine-role": role,
-                    "machine.openshift.io/cluster-api-machine-type": role,
                     "machine.openshift.io/cluster-api-machineset": name,
-                }},
+                }
+            },
+            "template": {
+                "metadata": {
+                    "creationTimestamp": None,
+                    "labels": {
+                        "machine.openshift.io/cluster-api-cluster": infra,
+                        "machine.openshift.io/cluster-api-machine-role": role,
+                        "machine.openshift.io/cluster-api-machine-type": role,
+                        "machine.openshift.io/cluster-api-machineset": name,
+                    },
+                },
                 "spec": {
                     "metadata": {"creationTimestamp": None},
-                    "providerSpec": {"value": {
-                        "ami": {"id": "ami-0eecbb884c8b35b1e"},
-                        "apiVersion": "awsproviderconfig.openshift.io/v1beta1",
-                        "blockDevices": [{"ebs": {"iops": 0, "volumeSize": 120, "volumeType": "gp2"}}],
-                        "credentialsSecret": {"name": "aws-cloud-credentials"},
-                        "deviceIndex": 0,
-                        "iamInstanceProfile": {"id": infra + "-worker-profile"},
-                        "instanceType": instance_type,
-                        "kind": "AWSMachineProviderConfig",
-                        "metadata": {"creationTimestamp": None},
-                        "placement": {"availabilityZone": zone, "region": zone[:-1]},
-                        "securityGroups": [{"filters": [{"name": "tag:Name", "values": [infra + "-worker-sg"]}]}],
-                        "subnet": {"filters": [{"name": "tag:Name", "values": [infra + "-private-" + zone]}]},
-                        "tags": [{"name": "kubernetes.io/cluster/" + infra, "value": "owned"}],
-                        "userDataSecret": {"name": "worker-user-data"},
-                    }},
+                    "providerSpec": {
+                        "value": {
+                            "ami": {"id": "ami-0eecbb884c8b35b1e"},
+                            "apiVersion": "awsproviderconfig.openshift.io/v1beta1",
+                            "blockDevices": [{"ebs": {"iops": 0, "volumeSize": 120, "volumeType": "gp2"}}],
+                            "credentialsSecret": {"name": "aws-cloud-credentials"},
+                            "deviceIndex": 0,
+                            "iamInstanceProfile": {"id": infra + "-worker-profile"},
+                            "instanceType": instance_type,
+                            "kind": "AWSMachineProviderConfig",
+                            "metadata": {"creationTimestamp": None},
+                            "placement": {"availabilityZone": zone, "region": zone[:-1]},
+                            "securityGroups": [{"filters": [{"name": "tag:Name", "values": [infra + "-worker-sg"]}]}],
+                            "subnet": {"filters": [{"name": "tag:Name", "values": [infra + "-private-" + zone]}]},
+                            "tags": [{"name": "kubernetes.io/cluster/" + infra, "value": "owned"}],
+                            "userDataSecret": {"name": "worker-user-data"},
+                        }
+                    },
                 },
             },
         },
-        "status": {"availableReplicas": 1, "fullyLabeledReplicas": 1, "observedGeneration": 1,
-                   "readyReplicas": 1, "replicas": 1},
+        "status": {
+            "availableReplicas": 1,
+            "fullyLabeledReplicas": 1,
+            "observedGeneration": 1,
+            "readyReplicas": 1,
+            "replicas": 1,
+        },
     }
 
 
@@ -79,8 +92,11 @@ def azure_machineset(zone="1", infra="azc-4mzs2"):
     ms["spec"]["selector"]["matchLabels"]["machine.openshift.io/cluster-api-machineset"] = name
     ms["spec"]["template"]["metadata"]["labels"]["machine.openshift.io/cluster-api-machineset"] = name
     ms["spec"]["template"]["spec"]["providerSpec"]["value"] = {
-        "apiVersion": "machine.openshift.io/v1beta1", "kind": "AzureMachineProviderSpec",
-        "location": "eastus", "zone": zone, "vmSize": "Standard_D4s_v3",
+        "apiVersion": "machine.openshift.io/v1beta1",
+        "kind": "AzureMachineProviderSpec",
+        "location": "eastus",
+        "zone": zone,
+        "vmSize": "Standard_D4s_v3",
         "image": {"resourceID": "/resourceGroups/x/providers/Microsoft.Compute/images/x"},
     }
     return ms
@@ -93,8 +109,11 @@ def gcp_machineset(zone="us-central1-a", infra="gcpc-8kq2x", machine_type="n2-st
     ms["spec"]["selector"]["matchLabels"]["machine.openshift.io/cluster-api-machineset"] = name
     ms["spec"]["template"]["metadata"]["labels"]["machine.openshift.io/cluster-api-machineset"] = name
     ms["spec"]["template"]["spec"]["providerSpec"]["value"] = {
-        "apiVersion": "machine.openshift.io/v1beta1", "kind": "GCPMachineProviderSpec",
-        "region": "us-central1", "zone": zone, "machineType": machine_type,
+        "apiVersion": "machine.openshift.io/v1beta1",
+        "kind": "GCPMachineProviderSpec",
+        "region": "us-central1",
+        "zone": zone,
+        "machineType": machine_type,
         "disks": [{"autoDelete": True, "boot": True, "sizeGb": 128, "type": "pd-ssd"}],
     }
     return ms
@@ -103,7 +122,9 @@ def gcp_machineset(zone="us-central1-a", infra="gcpc-8kq2x", machine_type="n2-st
 def vsphere_machineset(role="worker"):
     ms = aws_machineset(infra="vs-abc12", role=role)
     ms["spec"]["template"]["spec"]["providerSpec"]["value"] = {
-        "apiVersion": "machine.openshift.io/v1beta1", "kind": "VSphereMachineProviderSpec", "numCPUs": 4,
+        "apiVersion": "machine.openshift.io/v1beta1",
+        "kind": "VSphereMachineProviderSpec",
+        "numCPUs": 4,
     }
     return ms
 

@@ -8,7 +8,8 @@ import copy
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils import builds as b
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, object_contains
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import object_contains
 
 K416 = "5.14.0-427.22.1.el9_4.x86_64"
 K414 = "5.14.0-284.73.1.el9_2.x86_64"
@@ -47,7 +48,16 @@ def params(**kw):
     return p
 
 
-def node(name, kernel=K416, os_id="rhcos", version_id="4.16", ostree="416.94.202406172220-0", rhel="9.4", gpu=True, extra=None):
+def node(
+    name,
+    kernel=K416,
+    os_id="rhcos",
+    version_id="4.16",
+    ostree="416.94.202406172220-0",
+    rhel="9.4",
+    gpu=True,
+    extra=None,
+):
     labels = {}
     if gpu:
         labels["feature.node.kubernetes.io/pci-10de.present"] = "true"
@@ -62,14 +72,35 @@ def node(name, kernel=K416, os_id="rhcos", version_id="4.16", ostree="416.94.202
 
 # --- validation -----------------------------------------------------------
 
-@pytest.mark.parametrize("kernel", [K416, "4.15.0-1051-aws", "5.15.0-69-generic", "5.14.0-284.54.1.el9_2.aarch64_64k",
-                                    "4.18.0-193.24.1.el8_2.dt1.x86_64", "6.1.0"])
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        K416,
+        "4.15.0-1051-aws",
+        "5.15.0-69-generic",
+        "5.14.0-284.54.1.el9_2.aarch64_64k",
+        "4.18.0-193.24.1.el8_2.dt1.x86_64",
+        "6.1.0",
+    ],
+)
 def test_kernel_versions_accepted(kernel):
     assert b.validate_kernel_version(kernel) == kernel
 
 
-@pytest.mark.parametrize("kernel", ["5.14", "5.14.0 427", "linux-5.14.0", "5.14.0-427.22.1.el9_4.x86_64;rm -rf /",
-                                    "5.14.0-", "5.14.0-427+", "", "5.14.0-" + "a" * 80])
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        "5.14",
+        "5.14.0 427",
+        "linux-5.14.0",
+        "5.14.0-427.22.1.el9_4.x86_64;rm -rf /",
+        "5.14.0-",
+        "5.14.0-427+",
+        "",
+        "5.14.0-" + "a" * 80,
+    ],
+)
 def test_kernel_versions_rejected_name_parameter(kernel):
     with pytest.raises(GpuopsError) as err:
         b.validate_kernel_version(kernel)
@@ -96,26 +127,29 @@ def test_driver_version_malformed(version):
     assert str(err.value).startswith("driver_version:")
 
 
-@pytest.mark.parametrize("override,param", [
-    ({"driver_version": "55O.90.07"}, "driver_version"),
-    ({"kernel_versions": ["5.14"]}, "kernel_versions"),
-    ({"kernel_versions": []}, "kernel_versions"),
-    ({"name": "Bad_Name"}, "name"),
-    ({"name": "a" * 41}, "name"),
-    ({"namespace": "-ns"}, "namespace"),
-    ({"wait_timeout": 10}, "wait_timeout"),
-    ({"wait_sleep": 0}, "wait_sleep"),
-    ({"os_tag": "RHCOS 4.16"}, "os_tag"),
-    ({"os_release": {"ID": "rhcos"}}, "os_release"),
-    ({"kernel_versions": [K416], "os_release": {"BOGUS": "x"}}, "os_release"),
-    ({"build_args": {"KERNEL_VERSION": "x"}}, "build_args"),
-    ({"build_args": {"bad-name": "x"}}, "build_args"),
-    ({"dockerfile": "FROM x", "git_uri": "https://example.com/x.git"}, "dockerfile"),
-    ({"git_ref": "main"}, "git_uri"),
-    ({"base_image": "not an image"}, "base_image"),
-    ({"registry": "https://nvcr.io"}, "registry"),
-    ({"strategy": "magic"}, "strategy"),
-])
+@pytest.mark.parametrize(
+    "override,param",
+    [
+        ({"driver_version": "55O.90.07"}, "driver_version"),
+        ({"kernel_versions": ["5.14"]}, "kernel_versions"),
+        ({"kernel_versions": []}, "kernel_versions"),
+        ({"name": "Bad_Name"}, "name"),
+        ({"name": "a" * 41}, "name"),
+        ({"namespace": "-ns"}, "namespace"),
+        ({"wait_timeout": 10}, "wait_timeout"),
+        ({"wait_sleep": 0}, "wait_sleep"),
+        ({"os_tag": "RHCOS 4.16"}, "os_tag"),
+        ({"os_release": {"ID": "rhcos"}}, "os_release"),
+        ({"kernel_versions": [K416], "os_release": {"BOGUS": "x"}}, "os_release"),
+        ({"build_args": {"KERNEL_VERSION": "x"}}, "build_args"),
+        ({"build_args": {"bad-name": "x"}}, "build_args"),
+        ({"dockerfile": "FROM x", "git_uri": "https://example.com/x.git"}, "dockerfile"),
+        ({"git_ref": "main"}, "git_uri"),
+        ({"base_image": "not an image"}, "base_image"),
+        ({"registry": "https://nvcr.io"}, "registry"),
+        ({"strategy": "magic"}, "strategy"),
+    ],
+)
 def test_validate_params_bad_inputs(override, param):
     with pytest.raises(GpuopsError) as err:
         b.validate_params(params(**override))
@@ -124,8 +158,13 @@ def test_validate_params_bad_inputs(override, param):
 
 
 def test_validate_params_normalizes():
-    cfg = b.validate_params(params(kernel_versions=[K416, K416, K414], os_release={"ID": "rhcos", "VERSION_ID": "4.16"},
-                                   build_args={"EXTRA": 1}))
+    cfg = b.validate_params(
+        params(
+            kernel_versions=[K416, K416, K414],
+            os_release={"ID": "rhcos", "VERSION_ID": "4.16"},
+            build_args={"EXTRA": 1},
+        )
+    )
     assert cfg["kernel_versions"] == [K416, K414]
     assert cfg["build_args"] == {"EXTRA": "1"}
     assert cfg["os_release"] == {"ID": "rhcos", "VERSION_ID": "4.16"}
@@ -138,10 +177,18 @@ def test_wait_timeout_not_checked_without_wait():
 
 # --- os tags and grouping ----------------------------------------------------
 
-@pytest.mark.parametrize("os_id,version,expected", [
-    ("rhcos", "4.16", "rhcos4.16"), ("rhel", "9.6", "rhel9.6"), ("ubuntu", "22.04", "ubuntu22.04"), ("RHCOS", "4.6", "rhcos4.6"),
-    (None, "4.16", None), ("rhcos", None, None),
-])
+
+@pytest.mark.parametrize(
+    "os_id,version,expected",
+    [
+        ("rhcos", "4.16", "rhcos4.16"),
+        ("rhel", "9.6", "rhel9.6"),
+        ("ubuntu", "22.04", "ubuntu22.04"),
+        ("RHCOS", "4.6", "rhcos4.6"),
+        (None, "4.16", None),
+        ("rhcos", None, None),
+    ],
+)
 def test_os_tag(os_id, version, expected):
     assert b.os_tag(os_id, version) == expected
 
@@ -182,23 +229,37 @@ def test_group_kernels_conflicting_os_release():
 
 def test_kernels_from_params():
     k = b.kernels_from_params([K416], {"ID": "rhcos", "VERSION_ID": "4.16", "OSTREE_VERSION": "416.94.202406172220-0"})
-    assert k[K416]["os_tag"] == "rhcos4.16" and k[K416]["ostree_version"] == "416.94.202406172220-0" and k[K416]["nodes"] == []
+    assert (
+        k[K416]["os_tag"] == "rhcos4.16"
+        and k[K416]["ostree_version"] == "416.94.202406172220-0"
+        and k[K416]["nodes"] == []
+    )
 
 
-@pytest.mark.parametrize("kernel,rhel,expected", [(K416, None, "9"), ("4.18.0-193.29.1.el8_2.x86_64", None, "8"), (K416, "8.6", "8"), ("6.1.0", None, None)])
+@pytest.mark.parametrize(
+    "kernel,rhel,expected",
+    [(K416, None, "9"), ("4.18.0-193.29.1.el8_2.x86_64", None, "8"), (K416, "8.6", "8"), ("6.1.0", None, None)],
+)
 def test_rhel_major(kernel, rhel, expected):
     assert b.rhel_major(kernel, rhel) == expected
 
 
 # --- tags, names, hashes -----------------------------------------------------
 
+
 def test_image_tag_and_precompiled_reference():
     assert b.image_tag("550.90.07", K416, "rhcos4.16") == "550.90.07-5.14.0-427.22.1.el9_4.x86_64-rhcos4.16"
-    assert b.precompiled_image("nvcr.io/nvidia", "driver", "525", "5.15.0-69-generic", "ubuntu22.04") == \
-        "nvcr.io/nvidia/driver:525-5.15.0-69-generic-ubuntu22.04"
+    assert (
+        b.precompiled_image("nvcr.io/nvidia", "driver", "525", "5.15.0-69-generic", "ubuntu22.04")
+        == "nvcr.io/nvidia/driver:525-5.15.0-69-generic-ubuntu22.04"
+    )
     # the OpenShift self-built precompiled example of openshift-releases.md section 3
-    assert b.precompiled_image("quay.io/acme", "nvidia-gpu-driver", "550.54.14", "5.14.0-284.54.1.el9_2.aarch64_64k", "rhcos4.15") == \
-        "quay.io/acme/nvidia-gpu-driver:550.54.14-5.14.0-284.54.1.el9_2.aarch64_64k-rhcos4.15"
+    assert (
+        b.precompiled_image(
+            "quay.io/acme", "nvidia-gpu-driver", "550.54.14", "5.14.0-284.54.1.el9_2.aarch64_64k", "rhcos4.15"
+        )
+        == "quay.io/acme/nvidia-gpu-driver:550.54.14-5.14.0-284.54.1.el9_2.aarch64_64k-rhcos4.15"
+    )
 
 
 def test_buildconfig_name_is_dns_and_bounded():
@@ -220,8 +281,15 @@ def test_inputs_hash_is_stable_and_sensitive():
 
 # --- rendering -----------------------------------------------------------------
 
+
 def info416(**kw):
-    info = {"nodes": ["gpu-a"], "os_tag": "rhcos4.16", "ostree_version": "416.94.202406172220-0", "ostree_versions": [], "rhel_version": "9.4"}
+    info = {
+        "nodes": ["gpu-a"],
+        "os_tag": "rhcos4.16",
+        "ostree_version": "416.94.202406172220-0",
+        "ostree_versions": [],
+        "rhel_version": "9.4",
+    }
     info.update(kw)
     return info
 
@@ -239,10 +307,17 @@ def test_render_buildconfig_driver_toolkit():
     spec = bc["spec"]
     assert bc["apiVersion"] == "build.openshift.io/v1" and bc["kind"] == "BuildConfig"
     assert spec["triggers"] == []
-    assert spec["strategy"]["dockerStrategy"]["from"] == {"kind": "ImageStreamTag", "namespace": "openshift", "name": "driver-toolkit:416.94.202406172220-0"}
+    assert spec["strategy"]["dockerStrategy"]["from"] == {
+        "kind": "ImageStreamTag",
+        "namespace": "openshift",
+        "name": "driver-toolkit:416.94.202406172220-0",
+    }
     args = dict((a["name"], a["value"]) for a in spec["strategy"]["dockerStrategy"]["buildArgs"])
     assert args["KERNEL_VERSION"] == K416 and args["DRIVER_VERSION"] == "550.90.07" and args["OS_TAG"] == "rhcos4.16"
-    assert spec["output"]["to"] == {"kind": "ImageStreamTag", "name": "nvidia-gpu-driver:550.90.07-{0}-rhcos4.16".format(K416)}
+    assert spec["output"]["to"] == {
+        "kind": "ImageStreamTag",
+        "name": "nvidia-gpu-driver:550.90.07-{0}-rhcos4.16".format(K416),
+    }
     assert spec["source"]["type"] == "Dockerfile" and "driver-toolkit-release.json" in spec["source"]["dockerfile"]
     assert "secrets" not in spec["source"]
     ann = bc["metadata"]["annotations"]
@@ -251,13 +326,26 @@ def test_render_buildconfig_driver_toolkit():
 
 
 def test_render_buildconfig_entitlement_and_git_and_base_image():
-    cfg = b.validate_params(params(strategy="entitlement", git_uri="https://github.com/NVIDIA/gpu-driver-container.git",
-                                   git_ref="main", context_dir="rhel9/precompiled"))
+    cfg = b.validate_params(
+        params(
+            strategy="entitlement",
+            git_uri="https://github.com/NVIDIA/gpu-driver-container.git",
+            git_ref="main",
+            context_dir="rhel9/precompiled",
+        )
+    )
     bc = b.render_buildconfig(cfg, K416, info416(), "entitlement")
     src = bc["spec"]["source"]
-    assert src["type"] == "Git" and src["git"] == {"uri": cfg["git_uri"], "ref": "main"} and src["contextDir"] == "rhel9/precompiled"
+    assert (
+        src["type"] == "Git"
+        and src["git"] == {"uri": cfg["git_uri"], "ref": "main"}
+        and src["contextDir"] == "rhel9/precompiled"
+    )
     assert src["secrets"] == [{"secret": {"name": "etc-pki-entitlement"}, "destinationDir": "etc-pki-entitlement"}]
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {"kind": "DockerImage", "name": "registry.access.redhat.com/ubi9/ubi:latest"}
+    assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {
+        "kind": "DockerImage",
+        "name": "registry.access.redhat.com/ubi9/ubi:latest",
+    }
     cfg = b.validate_params(params(base_image="quay.io/acme/dtk:4.16"))
     bc = b.render_buildconfig(cfg, K416, info416(), "driver-toolkit")
     assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {"kind": "DockerImage", "name": "quay.io/acme/dtk:4.16"}
@@ -275,7 +363,9 @@ def test_hash_changes_with_every_input():
     ]
     hashes = set()
     for p, info in variants:
-        h = b.render_buildconfig(b.validate_params(p), K416, info, "driver-toolkit")["metadata"]["annotations"][b.HASH_KEY]
+        h = b.render_buildconfig(b.validate_params(p), K416, info, "driver-toolkit")["metadata"]["annotations"][
+            b.HASH_KEY
+        ]
         assert h != base
         hashes.add(h)
     assert len(hashes) == len(variants)
@@ -302,11 +392,17 @@ def test_render_build_like_oc_start_build():
 
 # --- build state / decision ----------------------------------------------------
 
+
 def mk_build(n, phase, h="H", tag="T", bc="bc"):
-    return {"metadata": {"name": "{0}-{1}".format(bc, n), "labels": {b.BC_NAME_KEY: bc},
-                         "annotations": {b.BUILD_NUMBER_KEY: str(n), b.HASH_KEY: h}},
-            "spec": {"output": {"to": {"kind": "ImageStreamTag", "name": "is:" + tag}}},
-            "status": {"phase": phase}}
+    return {
+        "metadata": {
+            "name": "{0}-{1}".format(bc, n),
+            "labels": {b.BC_NAME_KEY: bc},
+            "annotations": {b.BUILD_NUMBER_KEY: str(n), b.HASH_KEY: h},
+        },
+        "spec": {"output": {"to": {"kind": "ImageStreamTag", "name": "is:" + tag}}},
+        "status": {"phase": phase},
+    }
 
 
 def test_next_build_number():
@@ -356,7 +452,9 @@ def test_decide_pruned_history():
 
 
 def test_builds_for_sorts_newest_first():
-    got = b.builds_for([mk_build(1, "Complete"), mk_build(10, "Failed"), mk_build(2, "New"), mk_build(3, "New", bc="other")], "bc")
+    got = b.builds_for(
+        [mk_build(1, "Complete"), mk_build(10, "Failed"), mk_build(2, "New"), mk_build(3, "New", bc="other")], "bc"
+    )
     assert [x["metadata"]["name"] for x in got] == ["bc-10", "bc-2", "bc-1"]
 
 
@@ -367,9 +465,19 @@ IS = {
     "status": {
         "dockerImageRepository": "image-registry.openshift-image-registry.svc:5000/nvidia-gpu-operator/nvidia-gpu-driver",
         "tags": [
-            {"tag": "550.90.07-{0}-rhcos4.16".format(K416),
-             "items": [{"dockerImageReference": "image-registry.openshift-image-registry.svc:5000/nvidia-gpu-operator/nvidia-gpu-driver@sha256:" + "a" * 64}]},
-            {"tag": "550.90.07-{0}-rhcos4.14".format(K414), "items": [{"dockerImageReference": "x@sha256:" + "b" * 64}]},
+            {
+                "tag": "550.90.07-{0}-rhcos4.16".format(K416),
+                "items": [
+                    {
+                        "dockerImageReference": "image-registry.openshift-image-registry.svc:5000/nvidia-gpu-operator/nvidia-gpu-driver@sha256:"
+                        + "a" * 64
+                    }
+                ],
+            },
+            {
+                "tag": "550.90.07-{0}-rhcos4.14".format(K414),
+                "items": [{"dockerImageReference": "x@sha256:" + "b" * 64}],
+            },
             {"tag": "empty", "items": []},
         ],
     },
@@ -384,7 +492,10 @@ def test_imagestream_tags_and_reference():
     assert ref == IS["status"]["dockerImageRepository"] + ":550.90.07-{0}-rhcos4.16".format(K416)
     assert digest.endswith("a" * 64)
     ref, digest = b.image_reference(None, cfg, "t")
-    assert ref == "image-registry.openshift-image-registry.svc:5000/nvidia-gpu-operator/nvidia-gpu-driver:t" and digest is None
+    assert (
+        ref == "image-registry.openshift-image-registry.svc:5000/nvidia-gpu-operator/nvidia-gpu-driver:t"
+        and digest is None
+    )
 
 
 def test_find_stale():
@@ -392,27 +503,38 @@ def test_find_stale():
     bc416 = b.render_buildconfig(cfg, K416, info416(), "driver-toolkit")
     bc414 = b.render_buildconfig(cfg, K414, info416(os_tag="rhcos4.14"), "driver-toolkit")
     stale = b.find_stale([bc416, bc414], {K416: {}}, IS)
-    assert stale == [{"kernel": K414, "buildconfig": bc414["metadata"]["name"], "tags": ["550.90.07-{0}-rhcos4.14".format(K414)]}]
+    assert stale == [
+        {"kernel": K414, "buildconfig": bc414["metadata"]["name"], "tags": ["550.90.07-{0}-rhcos4.14".format(K414)]}
+    ]
     assert b.find_stale([bc416, bc414], {K416: {}, K414: {}}, IS) == []
     assert b.find_stale([{"metadata": {"name": "foreign"}}], {}, IS) == []
 
 
 # --- failures / misc ---------------------------------------------------------------
 
+
 def test_describe_build_failure_uses_status_and_snippet():
     build = mk_build(1, "Failed")
     build["metadata"]["annotations"][b.KERNEL_KEY] = K416
-    build["status"].update(reason="DockerBuildFailed", message="Docker build strategy has failed.",
-                           logSnippet="line1\nerror: KERNEL_VERSION mismatch")
+    build["status"].update(
+        reason="DockerBuildFailed",
+        message="Docker build strategy has failed.",
+        logSnippet="line1\nerror: KERNEL_VERSION mismatch",
+    )
     text = b.describe_build_failure(build)
-    assert text.startswith("build bc-1 (kernel {0}) Failed: DockerBuildFailed: Docker build strategy has failed.".format(K416))
+    assert text.startswith(
+        "build bc-1 (kernel {0}) Failed: DockerBuildFailed: Docker build strategy has failed.".format(K416)
+    )
     assert "error: KERNEL_VERSION mismatch" in text
     build["status"].pop("logSnippet")
     assert "from pod" in b.describe_build_failure(build, "from pod")
 
 
 def test_summarize_builds():
-    assert b.summarize_builds([mk_build(1, "Running"), mk_build(2, "Running"), mk_build(3, "Complete")]) == "1 Complete, 2 Running"
+    assert (
+        b.summarize_builds([mk_build(1, "Running"), mk_build(2, "Running"), mk_build(3, "Complete")])
+        == "1 Complete, 2 Running"
+    )
 
 
 def test_resolve_strategy():
@@ -456,12 +578,19 @@ def test_rendered_buildconfig_is_contained_in_server_copy():
 
 
 def test_object_diff_and_merged():
-    before = {"kind": "BuildConfig", "metadata": {"name": "x", "resourceVersion": "1", "annotations": {"a": "1"}}, "spec": {"v": 1}, "status": {"s": 1}}
+    before = {
+        "kind": "BuildConfig",
+        "metadata": {"name": "x", "resourceVersion": "1", "annotations": {"a": "1"}},
+        "spec": {"v": 1},
+        "status": {"s": 1},
+    }
     desired = {"kind": "BuildConfig", "metadata": {"name": "x", "annotations": {"a": "2"}}, "spec": {"v": 1}}
     after = b.merged(before, desired)
     assert "status" not in after and after["metadata"]["annotations"]["a"] == "2"
     d = b.object_diff("BuildConfig ns/x", before, after)
-    assert d["before"] == {"metadata": {"annotations": {"a": "1"}}} and d["after"] == {"metadata": {"annotations": {"a": "2"}}}
+    assert d["before"] == {"metadata": {"annotations": {"a": "1"}}} and d["after"] == {
+        "metadata": {"annotations": {"a": "2"}}
+    }
     assert b.object_diff("BuildConfig ns/x", before, b.merged(before, {"spec": {"v": 1}})) is None
     created = b.object_diff("ImageStream ns/x", None, desired)
     assert created["before"] == {} and created["after"]["metadata"]["name"] == "x"

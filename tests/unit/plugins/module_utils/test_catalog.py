@@ -6,21 +6,29 @@ __metaclass__ = type
 import csv
 import os
 
-
 from ansible_collections.gpuops.cluster.plugins.module_utils import catalog
 
 # The sourced fact table (a verbatim copy of shared/data/gpu-instance-types.csv,
 # see tests/localcluster/simopenshift/data/SOURCES.md).
 CSV = os.environ.get(
     "GPUOPS_INSTANCE_TYPES_CSV",
-    os.path.join(os.path.dirname(__file__), "..", "..", "..", "localcluster", "simopenshift", "data", "instance-types.csv"),
+    os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "localcluster", "simopenshift", "data", "instance-types.csv"
+    ),
 )
 
 
 def test_lookup_known_and_unknown():
     entry = catalog.lookup("aws", "g4dn.xlarge")
-    assert entry == {"provider": "aws", "instance_type": "g4dn.xlarge", "gpu_count": 1, "gpu_model": "Tesla-T4",
-                     "gpu_memory_mib": 16384, "vcpu": 4, "memory_mib": 16384}
+    assert entry == {
+        "provider": "aws",
+        "instance_type": "g4dn.xlarge",
+        "gpu_count": 1,
+        "gpu_model": "Tesla-T4",
+        "gpu_memory_mib": 16384,
+        "vcpu": 4,
+        "memory_mib": 16384,
+    }
     entry["gpu_count"] = 99  # a copy
     assert catalog.lookup("aws", "g4dn.xlarge")["gpu_count"] == 1
     assert catalog.lookup("aws", "nope") is None

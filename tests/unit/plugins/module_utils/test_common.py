@@ -44,3 +44,31 @@ def test_progress_dedupes_and_timestamps():
     p("0/3 ready")
     p("1/3 ready")
     assert p.events == ["t+0s 0/3 ready", "t+5s 1/3 ready"]
+
+
+def test_tls_failure_names_validate_certs_not_host():
+    # urllib3 wraps a certificate failure in "Max retries exceeded": the cause is the CA, not the host.
+    text = (
+        "HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version "
+        "(Caused by SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate "
+        "verify failed: unable to get local issuer certificate')))"
+    )
+    msg = describe_api_error(_Exc(text=text), {"host": "https://127.0.0.1:6443"})
+    assert msg.startswith("validate_certs:") and "ca_cert" in msg
+
+
+def test_unknown_context_names_context():
+    text = "Could not create API client: Invalid kube-config file. Expected object with name nope in /k/config/contexts list"
+    msg = describe_api_error(_Exc(text=text), {"kubeconfig": "/k/config", "context": "nope"})
+    assert msg.startswith("context:") and "'nope'" in msg
+
+
+def test_missing_ca_cert_file_names_ca_cert(tmp_path):
+    import pytest
+
+    from ansible_collections.gpuops.cluster.plugins.module_utils.common import check_connection_files
+
+    with pytest.raises(GpuopsError) as err:
+        check_connection_files({"ca_cert": str(tmp_path / "missing-ca.crt")})
+    assert err.value.param == "ca_cert" and "K8S_AUTH_SSL_CA_CERT" in str(err.value)
+    check_connection_files({"ca_cert": None, "kubeconfig": {"inline": "dict"}})

@@ -5,8 +5,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils import labels as L
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 
 
 def node(name, labels=None, ready=True, allocatable=None):
@@ -55,38 +55,58 @@ SEED_004 = {
 # ---------------------------------------------------------------- label rules
 
 
-@pytest.mark.parametrize("key", [
-    "a", "node-role.kubernetes.io/gpu", "nvidia.com/gpu.deploy.driver", "A_b.c-D",
-    "feature.node.kubernetes.io/system-os_release.VERSION_ID.major",
-    "x" * 63, ("a" * 63 + ".") * 3 + "b/" + "n",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "a",
+        "node-role.kubernetes.io/gpu",
+        "nvidia.com/gpu.deploy.driver",
+        "A_b.c-D",
+        "feature.node.kubernetes.io/system-os_release.VERSION_ID.major",
+        "x" * 63,
+        ("a" * 63 + ".") * 3 + "b/" + "n",
+    ],
+)
 def test_valid_label_keys(key):
     assert L.label_key_problem(key) is None
 
 
-@pytest.mark.parametrize("key,fragment", [
-    ("", "non-empty"),
-    ("/name", "prefix before '/' is empty"),
-    ("Example.com/x", "DNS subdomain"),
-    ("-bad.com/x", "DNS subdomain"),
-    ("a_b.com/x", "DNS subdomain"),
-    ("example.com/", "name part"),
-    ("x" * 64, "63"),
-    ("p/" + "x" * 64, "63"),
-    ("a" * 254 + "/x", "253"),
-    ("bad key", "name part 'bad key'"),
-    ("-x", "start and end"),
-    ("a/b/c", "DNS subdomain"),
-])
+@pytest.mark.parametrize(
+    "key,fragment",
+    [
+        ("", "non-empty"),
+        ("/name", "prefix before '/' is empty"),
+        ("Example.com/x", "DNS subdomain"),
+        ("-bad.com/x", "DNS subdomain"),
+        ("a_b.com/x", "DNS subdomain"),
+        ("example.com/", "name part"),
+        ("x" * 64, "63"),
+        ("p/" + "x" * 64, "63"),
+        ("a" * 254 + "/x", "253"),
+        ("bad key", "name part 'bad key'"),
+        ("-x", "start and end"),
+        ("a/b/c", "DNS subdomain"),
+    ],
+)
 def test_invalid_label_keys(key, fragment):
     problem = L.label_key_problem(key)
     assert problem and fragment in problem
 
 
-@pytest.mark.parametrize("value,ok", [
-    ("", True), ("true", True), ("4.18.0-193.29.1.el8_2.x86_64", True), ("x" * 63, True),
-    ("x" * 64, False), ("-a", False), ("a b", False), ("a/b", False), ("_a", False),
-])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ("", True),
+        ("true", True),
+        ("4.18.0-193.29.1.el8_2.x86_64", True),
+        ("x" * 63, True),
+        ("x" * 64, False),
+        ("-a", False),
+        ("a b", False),
+        ("a/b", False),
+        ("_a", False),
+    ],
+)
 def test_label_values(value, ok):
     assert (L.label_value_problem(value) is None) is ok
 
@@ -131,8 +151,15 @@ def test_node_facts_seed_004():
     assert facts["kernel"] == {"full": "4.18.0-193.29.1.el8_2.x86_64", "major": "4", "minor": "18", "revision": "0"}
     assert facts["os_release"] == {"ID": "rhcos", "VERSION_ID": "4.6", "VERSION_ID.major": "4", "VERSION_ID.minor": "6"}
     assert facts["gfd"] == {
-        "present": True, "product": "Tesla-T4", "count": 1, "memory": 15109, "family": "turing",
-        "compute_capability": "7.5", "cuda_driver": "450.80.02", "cuda_runtime": "11.0", "machine": "g4dn.xlarge",
+        "present": True,
+        "product": "Tesla-T4",
+        "count": 1,
+        "memory": 15109,
+        "family": "turing",
+        "compute_capability": "7.5",
+        "cuda_driver": "450.80.02",
+        "cuda_runtime": "11.0",
+        "machine": "g4dn.xlarge",
     }
     assert facts["instance_type"] == "g4dn.xlarge" and facts["zone"] == "us-east-2a"
     assert facts["allocatable_gpus"] == 1
@@ -166,14 +193,26 @@ def test_summarize_groups_gpu_nodes_by_kernel_and_os():
     k2 = dict(SEED_004)
     k2["feature.node.kubernetes.io/kernel-version.full"] = "4.18.0-193.41.1.el8_2.x86_64"
     k2["feature.node.kubernetes.io/system-os_release.OSTREE_VERSION"] = "46.82.202105191328-0"
-    facts = [L.node_facts(n) for n in (
-        node("b", k1), node("a", k1), node("c", k2), node("cpu", {"feature.node.kubernetes.io/kernel-version.full": "x"}),
-    )]
+    facts = [
+        L.node_facts(n)
+        for n in (
+            node("b", k1),
+            node("a", k1),
+            node("c", k2),
+            node("cpu", {"feature.node.kubernetes.io/kernel-version.full": "x"}),
+        )
+    ]
     out = L.summarize(facts)
     assert out["gpu_nodes"] == ["a", "b", "c"]
     assert out["kernel_versions"] == {"4.18.0-193.29.1.el8_2.x86_64": ["a", "b"], "4.18.0-193.41.1.el8_2.x86_64": ["c"]}
     assert out["os_versions"] == {"rhcos-4.6": ["a", "b"], "46.82.202105191328-0": ["c"]}
-    assert out["summary"] == {"nodes": 4, "gpu_nodes": 3, "gfd_nodes": 3, "products": {"Tesla-T4": 3}, "kernel_versions": 2}
+    assert out["summary"] == {
+        "nodes": 4,
+        "gpu_nodes": 3,
+        "gfd_nodes": 3,
+        "products": {"Tesla-T4": 3},
+        "kernel_versions": 2,
+    }
 
 
 def test_summarize_unknown_kernel():
@@ -183,8 +222,7 @@ def test_summarize_unknown_kernel():
 
 
 def test_wait_status():
-    facts = [L.node_facts(node("a", SEED_004)), L.node_facts(node("b", {L.GPU_LABEL: "true"})),
-             L.node_facts(node("c"))]
+    facts = [L.node_facts(node("a", SEED_004)), L.node_facts(node("b", {L.GPU_LABEL: "true"})), L.node_facts(node("c"))]
     done, msg = L.wait_status(facts, {"gpu_nodes": 2})
     assert done and "2/2 nodes labelled" in msg and "(3 nodes seen)" in msg
     done, msg = L.wait_status(facts, {"gpu_nodes": 3})
@@ -221,8 +259,10 @@ def test_apply_labels_and_diff():
     assert new["metadata"]["labels"] == {"x": "2", "z": ""}
     assert n["metadata"]["labels"] == {"x": "1", "y": "old"}  # not mutated
     diff = L.label_diff([("a", patch, n["metadata"]["labels"])])
-    assert diff == {"before": {"nodes": {"a": {"labels": {"x": "1", "y": "old"}}}},
-                    "after": {"nodes": {"a": {"labels": {"x": "2", "z": ""}}}}}
+    assert diff == {
+        "before": {"nodes": {"a": {"labels": {"x": "1", "y": "old"}}}},
+        "after": {"nodes": {"a": {"labels": {"x": "2", "z": ""}}}},
+    }
 
 
 def test_select_by_names_reports_missing():
@@ -236,8 +276,17 @@ def test_select_by_names_reports_missing():
 
 
 def params(**kw):
-    base = {"labels": None, "state": "present", "node_selector": None, "node_names": None,
-            "gpu_label": L.GPU_LABEL, "wait_for": None, "wait_timeout": 300, "wait_sleep": 5, "parallel": 16}
+    base = {
+        "labels": None,
+        "state": "present",
+        "node_selector": None,
+        "node_names": None,
+        "gpu_label": L.GPU_LABEL,
+        "wait_for": None,
+        "wait_timeout": 300,
+        "wait_sleep": 5,
+        "parallel": 16,
+    }
     base.update(kw)
     return base
 
@@ -252,20 +301,23 @@ def test_validate_params_wait_for_drops_unset():
     assert plan["wait_for"] == {"gpu_nodes": 3}
 
 
-@pytest.mark.parametrize("kw,param,fragment", [
-    (dict(labels={"bad key": "x"}), "labels", "bad key"),
-    (dict(labels={"a": "x"}), "node_selector", "explicit set of nodes"),
-    (dict(state="absent", node_selector="a=b"), "labels", "list the label keys"),
-    (dict(node_names=[]), "node_names", "is empty"),
-    (dict(node_names=["Bad_Name"]), "node_names", "'Bad_Name'"),
-    (dict(node_selector="  "), "node_selector", "is empty"),
-    (dict(wait_for={"gpu_nodes": 1}, wait_timeout=0), "wait_timeout", "too small"),
-    (dict(wait_for={"gpu_nodes": 1}, wait_timeout=3, wait_sleep=5), "wait_timeout", "at least wait_sleep"),
-    (dict(wait_for={"gpu_nodes": -1}), "wait_for.gpu_nodes", "0 or more"),
-    (dict(wait_sleep=0), "wait_sleep", "at least 1"),
-    (dict(parallel=0), "parallel", "between 1 and 100"),
-    (dict(gpu_label="not a key"), "gpu_label", "invalid label key"),
-])
+@pytest.mark.parametrize(
+    "kw,param,fragment",
+    [
+        (dict(labels={"bad key": "x"}), "labels", "bad key"),
+        (dict(labels={"a": "x"}), "node_selector", "explicit set of nodes"),
+        (dict(state="absent", node_selector="a=b"), "labels", "list the label keys"),
+        (dict(node_names=[]), "node_names", "is empty"),
+        (dict(node_names=["Bad_Name"]), "node_names", "'Bad_Name'"),
+        (dict(node_selector="  "), "node_selector", "is empty"),
+        (dict(wait_for={"gpu_nodes": 1}, wait_timeout=0), "wait_timeout", "too small"),
+        (dict(wait_for={"gpu_nodes": 1}, wait_timeout=3, wait_sleep=5), "wait_timeout", "at least wait_sleep"),
+        (dict(wait_for={"gpu_nodes": -1}), "wait_for.gpu_nodes", "0 or more"),
+        (dict(wait_sleep=0), "wait_sleep", "at least 1"),
+        (dict(parallel=0), "parallel", "between 1 and 100"),
+        (dict(gpu_label="not a key"), "gpu_label", "invalid label key"),
+    ],
+)
 def test_validate_params_errors(kw, param, fragment):
     with pytest.raises(GpuopsError) as exc:
         L.validate_params(params(**kw))

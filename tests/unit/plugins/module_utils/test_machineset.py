@@ -9,8 +9,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils import machineset as M
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import (
     INFRA,
     aws_machineset,
@@ -24,11 +24,25 @@ NS = "openshift-machine-api"
 
 def params(**kw):
     base = {
-        "state": "present", "namespace": NS, "source": None, "all_workers": False, "zones": None, "name": None,
-        "name_pattern": M.DEFAULT_NAME_PATTERN, "instance_type": "p3.2xlarge", "replicas": 1,
-        "node_labels": {"node-role.kubernetes.io/gpu": ""}, "taints": None, "labels": None, "annotations": None,
-        "provider_spec": None, "allow_unknown_instance_type": False, "validate_instance_type": False,
-        "wait": False, "wait_timeout": 900, "wait_sleep": 10,
+        "state": "present",
+        "namespace": NS,
+        "source": None,
+        "all_workers": False,
+        "zones": None,
+        "name": None,
+        "name_pattern": M.DEFAULT_NAME_PATTERN,
+        "instance_type": "p3.2xlarge",
+        "replicas": 1,
+        "node_labels": {"node-role.kubernetes.io/gpu": ""},
+        "taints": None,
+        "labels": None,
+        "annotations": None,
+        "provider_spec": None,
+        "allow_unknown_instance_type": False,
+        "validate_instance_type": False,
+        "wait": False,
+        "wait_timeout": 900,
+        "wait_sleep": 10,
     }
     base.update(kw)
     return base
@@ -63,8 +77,15 @@ def test_unsupported_provider_names_source_and_kind():
 
 def test_describe_each_provider():
     assert M.describe(aws_machineset("us-east-2b")) == {
-        "name": INFRA + "-worker-us-east-2b", "provider": "aws", "zone": "us-east-2b", "region": "us-east-2",
-        "instance_type": "m5.2xlarge", "replicas": 1, "infra": INFRA, "role": "worker"}
+        "name": INFRA + "-worker-us-east-2b",
+        "provider": "aws",
+        "zone": "us-east-2b",
+        "region": "us-east-2",
+        "instance_type": "m5.2xlarge",
+        "replicas": 1,
+        "infra": INFRA,
+        "role": "worker",
+    }
     az = M.describe(azure_machineset("2"))
     assert (az["zone"], az["region"], az["instance_type"]) == ("2", "eastus", "Standard_D4s_v3")
     gcp = M.describe(gcp_machineset())
@@ -94,8 +115,10 @@ def test_clone_matches_seed_000_by_hand_edit():
         del expected["metadata"][key]
     expected["metadata"]["name"] = new
     expected["metadata"]["labels"][M.MANAGED_LABEL] = M.MANAGED_VALUE
-    expected["metadata"]["annotations"] = {"team.example.com/owner": "platform",
-                                           M.SOURCE_ANNOTATION: source["metadata"]["name"]}
+    expected["metadata"]["annotations"] = {
+        "team.example.com/owner": "platform",
+        M.SOURCE_ANNOTATION: source["metadata"]["name"],
+    }
     expected["spec"]["selector"]["matchLabels"][M.LABEL_MACHINESET] = new
     expected["spec"]["template"]["metadata"]["labels"][M.LABEL_MACHINESET] = new
     expected["spec"]["template"]["spec"]["providerSpec"]["value"]["instanceType"] = "p3.2xlarge"
@@ -108,7 +131,10 @@ def test_clone_matches_seed_000_by_hand_edit():
 
 def test_prune():
     assert M.prune({"a": None, "b": {"c": None}, "d": [{"e": None, "f": ""}], "g": 0, "h": []}) == {
-        "d": [{"f": ""}], "g": 0, "h": []}
+        "d": [{"f": ""}],
+        "g": 0,
+        "h": [],
+    }
 
 
 def test_clone_does_not_touch_source():
@@ -121,19 +147,26 @@ def test_clone_does_not_touch_source():
 def test_clone_drops_machine_api_annotations_keeps_others():
     gpu = M.clone(aws_machineset(), "g", plan(annotations={"a.example.com/x": "1"}))
     assert gpu["metadata"]["annotations"] == {
-        "team.example.com/owner": "platform", "a.example.com/x": "1",
-        M.SOURCE_ANNOTATION: INFRA + "-worker-us-east-2a"}
+        "team.example.com/owner": "platform",
+        "a.example.com/x": "1",
+        M.SOURCE_ANNOTATION: INFRA + "-worker-us-east-2a",
+    }
 
 
 def test_clone_replicas_labels_taints():
-    p = plan(replicas=3, labels={"gpuops.io/pool": "a"},
-             node_labels={"node-role.kubernetes.io/gpu": "", "gpuops.io/pool": True},
-             taints=[{"key": "nvidia.com/gpu", "value": None, "effect": "NoSchedule"}])
+    p = plan(
+        replicas=3,
+        labels={"gpuops.io/pool": "a"},
+        node_labels={"node-role.kubernetes.io/gpu": "", "gpuops.io/pool": True},
+        taints=[{"key": "nvidia.com/gpu", "value": None, "effect": "NoSchedule"}],
+    )
     gpu = M.clone(aws_machineset(), "g", p)
     assert gpu["spec"]["replicas"] == 3
     assert gpu["metadata"]["labels"]["gpuops.io/pool"] == "a"
-    assert gpu["spec"]["template"]["spec"]["metadata"]["labels"] == {"node-role.kubernetes.io/gpu": "",
-                                                                     "gpuops.io/pool": "true"}
+    assert gpu["spec"]["template"]["spec"]["metadata"]["labels"] == {
+        "node-role.kubernetes.io/gpu": "",
+        "gpuops.io/pool": "true",
+    }
     assert gpu["spec"]["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
 
 
@@ -148,10 +181,13 @@ def test_clone_inherits_and_removes_source_node_labels_and_taints():
     assert "taints" not in gpu["spec"]["template"]["spec"]
 
 
-@pytest.mark.parametrize("factory,field,itype", [
-    (azure_machineset, "vmSize", "Standard_NC4as_T4_v3"),
-    (gcp_machineset, "machineType", "a2-highgpu-1g"),
-])
+@pytest.mark.parametrize(
+    "factory,field,itype",
+    [
+        (azure_machineset, "vmSize", "Standard_NC4as_T4_v3"),
+        (gcp_machineset, "machineType", "a2-highgpu-1g"),
+    ],
+)
 def test_clone_sets_provider_field(factory, field, itype):
     gpu = M.clone(factory(), "g", plan(instance_type=itype))
     value = gpu["spec"]["template"]["spec"]["providerSpec"]["value"]
@@ -171,16 +207,25 @@ def test_clone_provider_spec_merge():
 
 def test_merge_patch_rfc7386():
     assert M.merge_patch({"a": {"b": 1, "c": 2}, "l": [1]}, {"a": {"b": None, "d": 3}, "l": [2]}) == {
-        "a": {"c": 2, "d": 3}, "l": [2]}
+        "a": {"c": 2, "d": 3},
+        "l": [2],
+    }
     assert M.create_merge_patch({"a": 1, "b": {"c": 1, "d": 2}}, {"a": 1, "b": {"c": 2}, "e": [1]}) == {
-        "b": {"c": 2, "d": None}, "e": [1]}
+        "b": {"c": 2, "d": None},
+        "e": [1],
+    }
 
 
 def _created(desired):
     """What the API server returns for a created clone: desired + server fields + controller annotations."""
     obj = copy.deepcopy(desired)
-    obj["metadata"].update(uid="u1", resourceVersion="100", generation=1, creationTimestamp="2026-01-01T00:00:00Z",
-                           managedFields=[{"manager": "x"}])
+    obj["metadata"].update(
+        uid="u1",
+        resourceVersion="100",
+        generation=1,
+        creationTimestamp="2026-01-01T00:00:00Z",
+        managedFields=[{"manager": "x"}],
+    )
     obj["metadata"]["annotations"]["machine.openshift.io/GPU"] = "1"
     obj["spec"]["deletePolicy"] = "Random"  # a server-side default
     obj["status"] = {"replicas": 1, "readyReplicas": 1}
@@ -199,14 +244,20 @@ def test_update_patch_changes_only_what_differs():
     existing = _created(desired)
     new = M.clone(aws_machineset(), "g", plan(instance_type="g4dn.xlarge", replicas=2))
     patch, predicted = M.update_patch(existing, new)
-    assert patch == {"spec": {"replicas": 2, "template": {"spec": {"providerSpec": {"value": {
-        "instanceType": "g4dn.xlarge"}}}}}}
+    assert patch == {
+        "spec": {"replicas": 2, "template": {"spec": {"providerSpec": {"value": {"instanceType": "g4dn.xlarge"}}}}}
+    }
     assert predicted["status"] == existing["status"] and predicted["spec"]["deletePolicy"] == "Random"
 
 
 def test_update_patch_removes_node_labels_and_taints_it_owns():
-    existing = _created(M.clone(aws_machineset(), "g", plan(
-        node_labels={"a": "1", "b": "1"}, taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}])))
+    existing = _created(
+        M.clone(
+            aws_machineset(),
+            "g",
+            plan(node_labels={"a": "1", "b": "1"}, taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]),
+        )
+    )
     new = M.clone(aws_machineset(), "g", plan(node_labels={"a": "1"}, taints=[]))
     patch, predicted = M.update_patch(existing, new)
     assert patch == {"spec": {"template": {"spec": {"metadata": {"labels": {"b": None}}, "taints": None}}}}
@@ -262,8 +313,10 @@ def test_select_refuses_own_clone_as_source():
 
 
 def test_default_name_pattern_reproduces_seed_000():
-    assert M.target_name(aws_machineset("us-east-2a"), M.DEFAULT_NAME_PATTERN, "p3.2xlarge") == \
-        "cluster-aus-9195-jg5lt-gpu-us-east-2a"
+    assert (
+        M.target_name(aws_machineset("us-east-2a"), M.DEFAULT_NAME_PATTERN, "p3.2xlarge")
+        == "cluster-aus-9195-jg5lt-gpu-us-east-2a"
+    )
     assert M.target_name(azure_machineset("3"), M.DEFAULT_NAME_PATTERN, "x") == "azc-4mzs2-gpu-eastus3"
     assert M.target_name(gcp_machineset("us-central1-c"), M.DEFAULT_NAME_PATTERN, "x") == "gcpc-8kq2x-gpu-c"
 
@@ -307,12 +360,24 @@ def test_target_names_collisions_and_limits():
         M.target_names(mss[:1], None, "{source}", "p3.2xlarge")
     assert "equals its source" in str(exc.value)
     assert [t for s, t in M.target_names(mss, None, M.DEFAULT_NAME_PATTERN, "x")] == [
-        INFRA + "-gpu-us-east-2a", INFRA + "-gpu-us-east-2b", INFRA + "-gpu-us-east-2c"]
+        INFRA + "-gpu-us-east-2a",
+        INFRA + "-gpu-us-east-2b",
+        INFRA + "-gpu-us-east-2c",
+    ]
 
 
-@pytest.mark.parametrize("name,ok", [
-    ("gpu-a", True), ("a" * 63, True), ("a" * 64, False), ("GPU", False), ("a.b", False), ("-a", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "name,ok",
+    [
+        ("gpu-a", True),
+        ("a" * 63, True),
+        ("a" * 64, False),
+        ("GPU", False),
+        ("a.b", False),
+        ("-a", False),
+        ("", False),
+    ],
+)
 def test_name_problem(name, ok):
     assert (M.name_problem(name) is None) is ok
 
@@ -320,25 +385,28 @@ def test_name_problem(name, ok):
 # ---------------------------------------------------------------- parameters
 
 
-@pytest.mark.parametrize("kw,param,fragment", [
-    (dict(source=None), "source", "all_workers"),
-    (dict(instance_type=None), "instance_type", "required"),
-    (dict(instance_type="  "), "instance_type", "required"),
-    (dict(state="absent", source=None), "name", "state=absent needs"),
-    (dict(name="Bad_Name"), "name", "lowercase"),
-    (dict(name_pattern="{bad}"), "name_pattern", "unknown placeholder"),
-    (dict(replicas=-1), "replicas", "0 or more"),
-    (dict(node_labels={"bad key": "x"}), "node_labels", "bad key"),
-    (dict(labels={"app.kubernetes.io/managed-by": "me"}), "labels", "marks the MachineSets"),
-    (dict(labels={"a": None}), "labels", "has no value"),
-    (dict(annotations={"bad key": "x"}), "annotations", "bad key"),
-    (dict(taints=[{"key": "nvidia.com/gpu", "value": "x y", "effect": "NoSchedule"}]), "taints[0]", "x y"),
-    (dict(taints=[{"key": "k", "effect": "Sometimes"}]), "taints[0]", "Sometimes"),
-    (dict(taints=[{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}]), "taints", "twice"),
-    (dict(provider_spec={"instanceType": "p3.2xlarge"}), "provider_spec", "instance_type"),
-    (dict(wait=True, wait_timeout=5), "wait_timeout", "too small"),
-    (dict(wait_sleep=0), "wait_sleep", "at least 1"),
-])
+@pytest.mark.parametrize(
+    "kw,param,fragment",
+    [
+        (dict(source=None), "source", "all_workers"),
+        (dict(instance_type=None), "instance_type", "required"),
+        (dict(instance_type="  "), "instance_type", "required"),
+        (dict(state="absent", source=None), "name", "state=absent needs"),
+        (dict(name="Bad_Name"), "name", "lowercase"),
+        (dict(name_pattern="{bad}"), "name_pattern", "unknown placeholder"),
+        (dict(replicas=-1), "replicas", "0 or more"),
+        (dict(node_labels={"bad key": "x"}), "node_labels", "bad key"),
+        (dict(labels={"app.kubernetes.io/managed-by": "me"}), "labels", "marks the MachineSets"),
+        (dict(labels={"a": None}), "labels", "has no value"),
+        (dict(annotations={"bad key": "x"}), "annotations", "bad key"),
+        (dict(taints=[{"key": "nvidia.com/gpu", "value": "x y", "effect": "NoSchedule"}]), "taints[0]", "x y"),
+        (dict(taints=[{"key": "k", "effect": "Sometimes"}]), "taints[0]", "Sometimes"),
+        (dict(taints=[{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}]), "taints", "twice"),
+        (dict(provider_spec={"instanceType": "p3.2xlarge"}), "provider_spec", "instance_type"),
+        (dict(wait=True, wait_timeout=5), "wait_timeout", "too small"),
+        (dict(wait_sleep=0), "wait_sleep", "at least 1"),
+    ],
+)
 def test_validate_params_errors(kw, param, fragment):
     kw.setdefault("source", "x")
     with pytest.raises(GpuopsError) as exc:
@@ -361,7 +429,9 @@ def test_check_instance_type_catalog():
     assert M.check_instance_type("azure", "standard_nc4as_t4_v3", {})["gpu_model"] == "Tesla-T4"
 
 
-@pytest.mark.parametrize("provider,itype", [("aws", "m5.2xlarge"), ("azure", "Standard_D4s_v3"), ("gcp", "n2-standard-4")])
+@pytest.mark.parametrize(
+    "provider,itype", [("aws", "m5.2xlarge"), ("azure", "Standard_D4s_v3"), ("gcp", "n2-standard-4")]
+)
 def test_check_instance_type_refuses_known_non_gpu(provider, itype):
     with pytest.raises(GpuopsError) as exc:
         M.check_instance_type(provider, itype, {}, allow_unknown=True)
@@ -390,7 +460,9 @@ def test_gcp_attached_gpus():
         M.check_instance_type("gcp", "n2-standard-4", value)
     assert "only N1" in str(exc.value)
     with pytest.raises(GpuopsError):
-        M.check_instance_type("gcp", "n1-standard-4", {"gpus": [{"type": "nvidia-a100"}], "onHostMaintenance": "Terminate"})
+        M.check_instance_type(
+            "gcp", "n1-standard-4", {"gpus": [{"type": "nvidia-a100"}], "onHostMaintenance": "Terminate"}
+        )
 
 
 @mock_aws
@@ -463,8 +535,11 @@ def test_machines_status_progression():
     want = {"g-a": 1, "g-b": 2}
     done, failed, msg = M.machines_status(want, [], {})
     assert not done and not failed and "g-a: 0/1 Machines Running, 0/1 Nodes Ready" in msg
-    machines = [machine("a1", "g-a", "Running", "n1"), machine("b1", "g-b", "Provisioning"),
-                machine("b2", "g-b", "Running", "n3")]
+    machines = [
+        machine("a1", "g-a", "Running", "n1"),
+        machine("b1", "g-b", "Provisioning"),
+        machine("b2", "g-b", "Running", "n3"),
+    ]
     done, failed, msg = M.machines_status(want, machines, {"n1": True, "n3": False})
     assert not done and "g-b: 1/2 Machines Running, 0/2 Nodes Ready" in msg
     machines[1] = machine("b1", "g-b", "Running", "n2")
@@ -473,8 +548,11 @@ def test_machines_status_progression():
 
 
 def test_machines_status_ignores_deleting_and_reports_failed():
-    machines = [machine("a1", "g-a", "Running", "n1"), machine("a0", "g-a", "Running", "n0", deleting=True),
-                machine("a2", "g-a", "Failed", error="InsufficientInstanceCapacity")]
+    machines = [
+        machine("a1", "g-a", "Running", "n1"),
+        machine("a0", "g-a", "Running", "n0", deleting=True),
+        machine("a2", "g-a", "Failed", error="InsufficientInstanceCapacity"),
+    ]
     done, failed, msg = M.machines_status({"g-a": 2}, machines, {"n1": True, "n0": True})
     assert not done and failed == [("a2", "InsufficientInstanceCapacity")]
     done, failed, msg = M.machines_status({"g-a": 0}, [], {})

@@ -80,7 +80,9 @@ def params(**kw):
     return p
 
 
-def node(name="gpu-a", alloc="1", count="1", ready=True, taints=None, unschedulable=False, replicas=None, product="Tesla-T4"):
+def node(
+    name="gpu-a", alloc="1", count="1", ready=True, taints=None, unschedulable=False, replicas=None, product="Tesla-T4"
+):
     labels = {"feature.node.kubernetes.io/pci-10de.present": "true"}
     if count is not None:
         labels[v.GFD_COUNT] = count
@@ -88,7 +90,15 @@ def node(name="gpu-a", alloc="1", count="1", ready=True, taints=None, unschedula
         labels[v.GFD_REPLICAS] = replicas
     if product:
         labels[v.GFD_PRODUCT] = product
-    status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "KubeletReady" if ready else "NodeStatusUnknown"}]}
+    status = {
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "KubeletReady" if ready else "NodeStatusUnknown",
+            }
+        ]
+    }
     if alloc is not None:
         status["allocatable"] = {"cpu": "4", v.GPU_RESOURCE: alloc}
     spec = {}
@@ -99,7 +109,17 @@ def node(name="gpu-a", alloc="1", count="1", ready=True, taints=None, unschedula
     return {"metadata": {"name": name, "labels": labels}, "spec": spec, "status": status}
 
 
-def pod(name, node_name="gpu-a", phase="Running", ready=True, waiting=None, restarts=0, last_exit=None, terminated=None, scheduled_msg=None):
+def pod(
+    name,
+    node_name="gpu-a",
+    phase="Running",
+    ready=True,
+    waiting=None,
+    restarts=0,
+    last_exit=None,
+    terminated=None,
+    scheduled_msg=None,
+):
     cs = {"name": "c", "ready": ready, "restartCount": restarts, "state": {}}
     if waiting:
         cs["state"] = {"waiting": {"reason": waiting}}
@@ -112,38 +132,45 @@ def pod(name, node_name="gpu-a", phase="Running", ready=True, waiting=None, rest
     conds = [{"type": "Ready", "status": "True" if ready else "False"}]
     if scheduled_msg:
         conds.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": scheduled_msg})
-    return {"metadata": {"name": name, "namespace": "ns"}, "spec": {"nodeName": node_name},
-            "status": {"phase": phase, "conditions": conds, "containerStatuses": [cs] if not scheduled_msg else []}}
+    return {
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"nodeName": node_name},
+        "status": {"phase": phase, "conditions": conds, "containerStatuses": [cs] if not scheduled_msg else []},
+    }
 
 
 # --- parameters ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("override,param", [
-    ({"checks": ["allocatable", "gpu_burn"]}, "checks"),
-    ({"checks": []}, "checks"),
-    ({"timeout": 3}, "timeout"),
-    ({"poll_interval": 0}, "poll_interval"),
-    ({"poll_interval": 400}, "poll_interval"),
-    ({"namespace": "Bad_NS"}, "namespace"),
-    ({"driver_namespace": "-x"}, "driver_namespace"),
-    ({"expected_gpus": 0}, "expected_gpus"),
-    ({"vectoradd_image": "not an image"}, "vectoradd_image"),
-    ({"tolerations": [{"key": "a", "operator": "Sometimes"}]}, "tolerations"),
-    ({"tolerations": [{"key": "a", "effect": "NoRun"}]}, "tolerations"),
-    ({"tolerations": [{"colour": "red"}]}, "tolerations"),
-    ({"tolerations": ["nvidia.com/gpu"]}, "tolerations"),
-    ({"driver_selector": "app=(x"}, "driver_selector"),
-    ({"nodes": []}, "nodes"),
-    ({"nodes": ["Bad Node"]}, "nodes"),
-    ({"run_as_user": 0}, "run_as_user"),
-    ({"metrics_port": 70000}, "metrics_port"),
-    ({"driver_version": "latest"}, "driver_version"),
-    ({"report_json": "/nonexistent-dir-xyz/report.json"}, "report_json"),
-    ({"report_junit": "/"}, "report_junit"),
-    ({"parallel": 0}, "parallel"),
-    ({"driver_selector": None}, "driver_selector"),
-    ({"checks": ["metrics"], "metrics_selector": None}, "metrics_selector"),
-])
+
+@pytest.mark.parametrize(
+    "override,param",
+    [
+        ({"checks": ["allocatable", "gpu_burn"]}, "checks"),
+        ({"checks": []}, "checks"),
+        ({"timeout": 3}, "timeout"),
+        ({"poll_interval": 0}, "poll_interval"),
+        ({"poll_interval": 400}, "poll_interval"),
+        ({"namespace": "Bad_NS"}, "namespace"),
+        ({"driver_namespace": "-x"}, "driver_namespace"),
+        ({"expected_gpus": 0}, "expected_gpus"),
+        ({"vectoradd_image": "not an image"}, "vectoradd_image"),
+        ({"tolerations": [{"key": "a", "operator": "Sometimes"}]}, "tolerations"),
+        ({"tolerations": [{"key": "a", "effect": "NoRun"}]}, "tolerations"),
+        ({"tolerations": [{"colour": "red"}]}, "tolerations"),
+        ({"tolerations": ["nvidia.com/gpu"]}, "tolerations"),
+        ({"driver_selector": "app=(x"}, "driver_selector"),
+        ({"nodes": []}, "nodes"),
+        ({"nodes": ["Bad Node"]}, "nodes"),
+        ({"run_as_user": 0}, "run_as_user"),
+        ({"metrics_port": 70000}, "metrics_port"),
+        ({"driver_version": "latest"}, "driver_version"),
+        ({"report_json": "/nonexistent-dir-xyz/report.json"}, "report_json"),
+        ({"report_junit": "/"}, "report_junit"),
+        ({"parallel": 0}, "parallel"),
+        ({"driver_selector": None}, "driver_selector"),
+        ({"checks": ["metrics"], "metrics_selector": None}, "metrics_selector"),
+    ],
+)
 def test_bad_params_name_the_parameter(override, param):
     with pytest.raises(GpuopsError) as err:
         v.validate_params(params(**override))
@@ -159,7 +186,9 @@ def test_report_path_not_writable(tmp_path, monkeypatch):
     if real_access(str(folder), os.W_OK):
         # Running as root, where mode bits are not enforced: let access(2)
         # answer as it does for any other user of a 0500 folder.
-        monkeypatch.setattr(v.os, "access", lambda p, mode: False if os.path.abspath(p) == str(folder) else real_access(p, mode))
+        monkeypatch.setattr(
+            v.os, "access", lambda p, mode: False if os.path.abspath(p) == str(folder) else real_access(p, mode)
+        )
     try:
         with pytest.raises(GpuopsError) as err:
             v.validate_params(params(report_markdown=str(folder / "r.md")))
@@ -184,6 +213,7 @@ def test_selector_syntax_accepts_kubectl_forms():
 
 # --- nodes ----------------------------------------------------------------------------
 
+
 def test_expected_gpus_sources():
     assert v.expected_gpus(node(count="4")) == (4, v.GFD_COUNT)
     assert v.expected_gpus(node(count="2", replicas="4"))[0] == 8
@@ -193,11 +223,16 @@ def test_expected_gpus_sources():
 
 def test_check_allocatable_pass_and_fail_with_device_plugin_state():
     assert v.check_allocatable(node(alloc="1"))["status"] == v.PASS
-    res = v.check_allocatable(node(name="ip-10-0-138-78", alloc="0"), plugin_pods=[pod("dp", waiting="CrashLoopBackOff", ready=False, restarts=4, last_exit=1)],
-                              plugin_selector="x")
+    res = v.check_allocatable(
+        node(name="ip-10-0-138-78", alloc="0"),
+        plugin_pods=[pod("dp", waiting="CrashLoopBackOff", ready=False, restarts=4, last_exit=1)],
+        plugin_selector="x",
+    )
     assert res["status"] == v.FAIL
-    assert res["message"] == ("allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); "
-                              "device-plugin pod CrashLoopBackOff (restarts 4, last exit 1)")
+    assert res["message"] == (
+        "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); "
+        "device-plugin pod CrashLoopBackOff (restarts 4, last exit 1)"
+    )
     res = v.check_allocatable(node(alloc=None, count=None), plugin_pods=[], plugin_selector="x")
     assert res["message"] == "allocatable nvidia.com/gpu 0, expected at least 1; no device-plugin pod on the node"
     assert v.check_allocatable(node(alloc="2", count=None))["status"] == v.PASS
@@ -212,8 +247,11 @@ def test_node_ready_and_cordon():
 
 
 def test_untolerated_taints():
-    taints = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}, {"key": "nodetype", "value": "gpu", "effect": "NoSchedule"},
-              {"key": "soft", "effect": "PreferNoSchedule"}]
+    taints = [
+        {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+        {"key": "nodetype", "value": "gpu", "effect": "NoSchedule"},
+        {"key": "soft", "effect": "PreferNoSchedule"},
+    ]
     n = node(taints=taints)
     left = v.untolerated_taints(n, v.DEFAULT_TOLERATIONS)
     assert [v.taint_text(t) for t in left] == ["nodetype=gpu:NoSchedule"]
@@ -224,11 +262,24 @@ def test_untolerated_taints():
 
 # --- pod states and checks ---------------------------------------------------------------
 
+
 def test_pod_state_texts():
     assert v.pod_state(pod("p")) == "Ready"
-    assert v.pod_state(pod("p", ready=False, waiting="CrashLoopBackOff", restarts=5, last_exit=1)) == "CrashLoopBackOff (restarts 5, last exit 1)"
-    assert v.pod_state(pod("p", phase="Pending", ready=False, scheduled_msg="0/3 nodes are available: 1 Insufficient nvidia.com/gpu.")) == \
-        "Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert (
+        v.pod_state(pod("p", ready=False, waiting="CrashLoopBackOff", restarts=5, last_exit=1))
+        == "CrashLoopBackOff (restarts 5, last exit 1)"
+    )
+    assert (
+        v.pod_state(
+            pod(
+                "p",
+                phase="Pending",
+                ready=False,
+                scheduled_msg="0/3 nodes are available: 1 Insufficient nvidia.com/gpu.",
+            )
+        )
+        == "Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
     assert v.pod_state(pod("p", phase="Running", ready=False)) == "Running, not Ready"
 
 
@@ -236,10 +287,14 @@ def test_check_driver():
     assert v.check_driver([])["status"] == v.FAIL
     ok = v.check_driver([pod("nvidia-driver-x")])
     assert ok["status"] == v.PASS and "nvidia-driver-x Ready" in ok["message"]
-    bad = v.check_driver([pod("nvidia-driver-y", ready=False, waiting="CrashLoopBackOff", restarts=3)],
-                         {"nvidia-driver-y": "loading\nERROR: kernel module built for 5.14.0-284 does not match 5.14.0-427\n"})
+    bad = v.check_driver(
+        [pod("nvidia-driver-y", ready=False, waiting="CrashLoopBackOff", restarts=3)],
+        {"nvidia-driver-y": "loading\nERROR: kernel module built for 5.14.0-284 does not match 5.14.0-427\n"},
+    )
     assert bad["status"] == v.FAIL
-    assert bad["message"].startswith("driver pod nvidia-driver-y CrashLoopBackOff (restarts 3): loading / ERROR: kernel module")
+    assert bad["message"].startswith(
+        "driver pod nvidia-driver-y CrashLoopBackOff (restarts 3): loading / ERROR: kernel module"
+    )
 
 
 def test_check_workload_vectoradd():
@@ -252,14 +307,24 @@ def test_check_workload_vectoradd():
     res = v.check_workload("vectoradd", nolog, "Done\n")
     assert res["status"] == v.FAIL and "no 'Test PASSED'" in res["message"]
     failed = pod("v", phase="Failed", ready=False, terminated={"exitCode": 1, "reason": "Error"})
-    res = v.check_workload("vectoradd", failed, "Failed to allocate device vector A (error code no CUDA-capable device is detected)!\n")
-    assert res["status"] == v.FAIL and res["message"].startswith("vectoradd pod Failed (Error (exit 1)): Failed to allocate")
+    res = v.check_workload(
+        "vectoradd", failed, "Failed to allocate device vector A (error code no CUDA-capable device is detected)!\n"
+    )
+    assert res["status"] == v.FAIL and res["message"].startswith(
+        "vectoradd pod Failed (Error (exit 1)): Failed to allocate"
+    )
 
 
 def test_check_workload_timeout_and_pending():
-    pending = pod("v", phase="Pending", ready=False, scheduled_msg="0/5 nodes are available: 1 Insufficient nvidia.com/gpu.")
+    pending = pod(
+        "v", phase="Pending", ready=False, scheduled_msg="0/5 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
     res = v.check_workload("vectoradd", pending, None, timed_out=True, timeout=30)
-    assert res["status"] == v.FAIL and res["message"] == "vectoradd pod still Pending: 0/5 nodes are available: 1 Insufficient nvidia.com/gpu. after 30s"
+    assert (
+        res["status"] == v.FAIL
+        and res["message"]
+        == "vectoradd pod still Pending: 0/5 nodes are available: 1 Insufficient nvidia.com/gpu. after 30s"
+    )
     assert v.check_workload("vectoradd", None, None)["status"] == v.FAIL
     pull = pod("v", phase="Pending", ready=False, waiting="ImagePullBackOff")
     assert v.pod_finished(pull)
@@ -284,6 +349,7 @@ def test_pod_finished():
 
 # --- metrics ------------------------------------------------------------------------------
 
+
 def test_parse_and_check_metrics():
     series = v.parse_metric(METRICS)
     assert [s[1] for s in series] == [32.0, 36.0]
@@ -298,12 +364,15 @@ def test_parse_and_check_metrics():
 
 
 def test_unreachable_never_passes():
-    res = v.unreachable("pod proxy /api/v1/namespaces/x/pods/p:9400/proxy/metrics",
-                        "error trying to reach service: dial tcp 10.128.1.2:9400: connect: connection refused")
+    res = v.unreachable(
+        "pod proxy /api/v1/namespaces/x/pods/p:9400/proxy/metrics",
+        "error trying to reach service: dial tcp 10.128.1.2:9400: connect: connection refused",
+    )
     assert res["status"] == v.UNREACHABLE and res["message"].startswith("metrics unreachable via pod proxy")
 
 
 # --- pods ------------------------------------------------------------------------------------
+
 
 def test_render_pod_restricted_and_pinned():
     cfg = v.validate_params(params())
@@ -317,10 +386,21 @@ def test_render_pod_restricted_and_pinned():
     assert body["metadata"]["annotations"][v.NODE_ANNOTATION] == "ip-10-0-138-78.us-east-2.compute.internal"
     assert spec["restartPolicy"] == "Never"
     assert c["resources"]["limits"] == {"nvidia.com/gpu": 1}
-    assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True, "runAsNonRoot": True}
+    assert c["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+    }
     assert spec["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ip-10-0-138-78.us-east-2.compute.internal"]}]}]
+    assert terms == [
+        {
+            "matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["ip-10-0-138-78.us-east-2.compute.internal"]}
+            ]
+        }
+    ]
     assert "nodeName" not in spec
     assert spec["tolerations"] == v.DEFAULT_TOLERATIONS
     assert spec["activeDeadlineSeconds"] > cfg["timeout"]
@@ -328,8 +408,15 @@ def test_render_pod_restricted_and_pinned():
 
 
 def test_render_pod_options():
-    cfg = v.validate_params(params(pin="nodeName", run_as_user=1000, runtime_class_name="nvidia", image_pull_secrets=["ngc"],
-                                   tolerations=[{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]))
+    cfg = v.validate_params(
+        params(
+            pin="nodeName",
+            run_as_user=1000,
+            runtime_class_name="nvidia",
+            image_pull_secrets=["ngc"],
+            tolerations=[{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        )
+    )
     body = v.render_pod("nvidia_smi", "gpu-a", cfg, "r1")
     spec = body["spec"]
     assert spec["nodeName"] == "gpu-a" and "affinity" not in spec
@@ -338,7 +425,11 @@ def test_render_pod_options():
     assert spec["securityContext"]["runAsUser"] == 1000
     assert spec["runtimeClassName"] == "nvidia" and spec["imagePullSecrets"] == [{"name": "ngc"}]
     assert spec["tolerations"] == [{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
-    assert v.pod_name("nvidia_smi", "gpu-a", "r1") != v.pod_name("vectoradd", "gpu-a", "r1") != v.pod_name("vectoradd", "gpu-b", "r1")
+    assert (
+        v.pod_name("nvidia_smi", "gpu-a", "r1")
+        != v.pod_name("vectoradd", "gpu-a", "r1")
+        != v.pod_name("vectoradd", "gpu-b", "r1")
+    )
 
 
 def test_run_id_is_a_label_value():
@@ -347,6 +438,7 @@ def test_run_id_is_a_label_value():
 
 
 # --- reports ----------------------------------------------------------------------------------
+
 
 def sample_report():
     a = node("gpu-a")
@@ -359,10 +451,16 @@ def sample_report():
         "metrics": v.check_metrics(METRICS, 1),
     }
     res_b = {
-        "allocatable": v.check_allocatable(bad, plugin_pods=[pod("dp", node_name="ip-10-0-138-78", ready=False, waiting="CrashLoopBackOff", restarts=4)],
-                                           plugin_selector="x"),
+        "allocatable": v.check_allocatable(
+            bad,
+            plugin_pods=[pod("dp", node_name="ip-10-0-138-78", ready=False, waiting="CrashLoopBackOff", restarts=4)],
+            plugin_selector="x",
+        ),
         "driver": v.check_driver([pod("nvidia-driver-b", node_name="ip-10-0-138-78")]),
-        "vectoradd": {"status": v.FAIL, "message": "vectoradd not run: the node advertises no allocatable nvidia.com/gpu"},
+        "vectoradd": {
+            "status": v.FAIL,
+            "message": "vectoradd not run: the node advertises no allocatable nvidia.com/gpu",
+        },
         "metrics": v.unreachable("pod proxy", "connection refused"),
     }
     nodes = [v.node_report(a, res_a, checks), v.node_report(bad, res_b, checks)]
@@ -376,9 +474,13 @@ def test_build_report_and_failure_message():
     assert report["nodes"][0]["passed"] and not report["nodes"][1]["passed"]
     assert report["nodes"][1]["checks"]["node_ready"]["status"] == v.PASS
     msg = v.failure_message(report)
-    assert msg.startswith("GPU validation failed on 1 of 2 GPU node(s) (checks: allocatable, driver, vectoradd, metrics): ")
-    assert ("ip-10-0-138-78: allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4); "
-            "vectoradd not run") in msg
+    assert msg.startswith(
+        "GPU validation failed on 1 of 2 GPU node(s) (checks: allocatable, driver, vectoradd, metrics): "
+    )
+    assert (
+        "ip-10-0-138-78: allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4); "
+        "vectoradd not run"
+    ) in msg
     assert "metrics unreachable via pod proxy: connection refused" in msg
     assert "gpu-a" not in msg
 
@@ -397,7 +499,12 @@ def test_report_junit():
     text = v.report_junit(sample_report())
     root = ET.fromstring(text.split("\n", 1)[1])
     suite = root.find("testsuite")
-    assert suite.get("tests") == "10" and suite.get("failures") == "2" and suite.get("errors") == "1" and suite.get("skipped") == "0"
+    assert (
+        suite.get("tests") == "10"
+        and suite.get("failures") == "2"
+        and suite.get("errors") == "1"
+        and suite.get("skipped") == "0"
+    )
     cases = dict(((c.get("classname"), c.get("name")), c) for c in suite.findall("testcase"))
     fail = cases[("gpu_validate.ip-10-0-138-78", "allocatable")].find("failure")
     assert fail is not None and "CrashLoopBackOff" in fail.get("message")
@@ -418,10 +525,15 @@ def test_report_markdown():
     md = v.report_markdown(sample_report())
     lines = md.splitlines()
     assert lines[0] == "## GPU validation: FAILED (1/2 nodes passed)"
-    assert lines[2] == "| Node | Product | GPUs (allocatable/expected) | node_ready | allocatable | driver | vectoradd | metrics | Result |"
+    assert (
+        lines[2]
+        == "| Node | Product | GPUs (allocatable/expected) | node_ready | allocatable | driver | vectoradd | metrics | Result |"
+    )
     assert lines[3].count("---") == 9
     assert "| gpu-a | Tesla-T4 | 1/1 | pass | pass | pass | pass | pass | PASS |" in lines
-    assert "| ip-10-0-138-78 | Tesla-T4 | 0/1 | pass | **FAIL** | pass | **FAIL** | **unreachable** | **FAIL** |" in lines
+    assert (
+        "| ip-10-0-138-78 | Tesla-T4 | 0/1 | pass | **FAIL** | pass | **FAIL** | **unreachable** | **FAIL** |" in lines
+    )
     assert "### Failures" in lines
     report = sample_report()
     report["nodes"][0]["node"] = "a|b"

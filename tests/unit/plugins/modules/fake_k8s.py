@@ -6,6 +6,7 @@ selectors the modules send (k=v, k, k in (a,b)), applies JSON merge patches and
 records every write, so a test can assert "zero writes" the way the
 integration tests do with the audit log.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -15,10 +16,9 @@ import copy
 import json
 import re
 
+from ansible.module_utils.testing import patch_module_args
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
-
-from ansible.module_utils.testing import patch_module_args
 
 
 class Resource(object):
@@ -130,9 +130,13 @@ class FakeClient(object):
             if obj is None:
                 raise not_found(name)
             return Instance(obj)
-        items = [copy.deepcopy(o) for (k, ns, dummy3), o in sorted(self.store.items())
-                 if k == resource.kind and (namespace is None or ns == namespace)
-                 and _matches(o["metadata"].get("labels") or {}, label_selector)]
+        items = [
+            copy.deepcopy(o)
+            for (k, ns, dummy3), o in sorted(self.store.items())
+            if k == resource.kind
+            and (namespace is None or ns == namespace)
+            and _matches(o["metadata"].get("labels") or {}, label_selector)
+        ]
         result = {"kind": resource.kind + "List", "apiVersion": resource.api_version, "items": items}
         return Response(result) if serialize is False else Instance(result)
 
@@ -176,8 +180,9 @@ class Exit(Exception):
 def module_run(monkeypatch, client, args, check=False, diff=False):
     """Patch exit_json/fail_json and the connection; yield nothing, raise Exit with the result."""
     from ansible.module_utils import basic
-    from ansible_collections.gpuops.cluster.plugins.module_utils import common
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
+    from ansible_collections.gpuops.cluster.plugins.module_utils import common
 
     def exit_json(self, **kwargs):
         from ansible.module_utils.common.warnings import get_warning_messages

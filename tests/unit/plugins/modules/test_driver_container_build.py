@@ -5,6 +5,7 @@ The integration tests run the same paths against the real local control plane;
 these keep the runner logic (plan, check mode, diff, idempotence, failures
 before writes) testable without one.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -14,9 +15,16 @@ import copy
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import ConflictError
 
-from ansible_collections.gpuops.cluster.plugins.modules import driver_container_build
 from ansible_collections.gpuops.cluster.plugins.module_utils import builds as b
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, Instance, Response, _matches, _merge, run
+from ansible_collections.gpuops.cluster.plugins.modules import driver_container_build
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import (
+    FakeClient,
+    Instance,
+    Response,
+    _matches,
+    _merge,
+    run,
+)
 
 K416 = "5.14.0-427.22.1.el9_4.x86_64"
 K414 = "5.14.0-284.73.1.el9_2.x86_64"
@@ -57,7 +65,9 @@ class BuildCluster(FakeClient):
         obj = copy.deepcopy(definition) if current is None else _merge(current, definition)
         obj["metadata"]["namespace"] = namespace
         obj["metadata"].setdefault("uid", "uid-" + obj["metadata"]["name"])
-        obj["metadata"]["resourceVersion"] = str(int((current or {}).get("metadata", {}).get("resourceVersion", "0")) + 1)
+        obj["metadata"]["resourceVersion"] = str(
+            int((current or {}).get("metadata", {}).get("resourceVersion", "0")) + 1
+        )
         self.store[key] = obj
         return Response(obj)
 
@@ -66,7 +76,11 @@ class BuildCluster(FakeClient):
             return super(BuildCluster, self).delete(resource, name=name, namespace=namespace, **params)
         self.writes.append(("deletecollection", resource.kind, label_selector, None))
         for key, obj in list(self.store.items()):
-            if key[0] == resource.kind and key[1] == namespace and _matches(obj["metadata"].get("labels") or {}, label_selector):
+            if (
+                key[0] == resource.kind
+                and key[1] == namespace
+                and _matches(obj["metadata"].get("labels") or {}, label_selector)
+            ):
                 del self.store[key]
         return Instance({"kind": resource.kind + "List", "items": []})
 
@@ -76,16 +90,32 @@ class BuildCluster(FakeClient):
             if key[0] != "Build" or (build.get("status") or {}).get("phase") not in (None, "New"):
                 continue
             if self.fail_builds:
-                build["status"] = {"phase": "Failed", "reason": "DockerBuildFailed", "message": "Docker build strategy has failed.",
-                                   "logSnippet": "STEP 3/5: RUN grep KERNEL_VERSION\ndriver toolkit kernel does not match " + K416}
+                build["status"] = {
+                    "phase": "Failed",
+                    "reason": "DockerBuildFailed",
+                    "message": "Docker build strategy has failed.",
+                    "logSnippet": "STEP 3/5: RUN grep KERNEL_VERSION\ndriver toolkit kernel does not match " + K416,
+                }
                 continue
             build["status"] = {"phase": "Complete"}
             is_name, tag = build["spec"]["output"]["to"]["name"].split(":", 1)
             isk = ("ImageStream", key[1], is_name)
             stream = self.store[isk]
-            status = stream.setdefault("status", {"dockerImageRepository": "image-registry.openshift-image-registry.svc:5000/{0}/{1}".format(key[1], is_name)})
+            status = stream.setdefault(
+                "status",
+                {
+                    "dockerImageRepository": "image-registry.openshift-image-registry.svc:5000/{0}/{1}".format(
+                        key[1], is_name
+                    )
+                },
+            )
             tags = [t for t in status.setdefault("tags", []) if t["tag"] != tag]
-            tags.append({"tag": tag, "items": [{"dockerImageReference": status["dockerImageRepository"] + "@sha256:" + "c" * 64}]})
+            tags.append(
+                {
+                    "tag": tag,
+                    "items": [{"dockerImageReference": status["dockerImageRepository"] + "@sha256:" + "c" * 64}],
+                }
+            )
             status["tags"] = tags
 
     def writes_of(self, *verbs):
@@ -94,10 +124,20 @@ class BuildCluster(FakeClient):
 
 def gpu_node(name, kernel=K416, ostree=OST416, ocp="4.16", rhel="9.4"):
     nfd = "feature.node.kubernetes.io/"
-    return {"kind": "Node", "metadata": {"name": name, "labels": {
-        nfd + "pci-10de.present": "true", nfd + "kernel-version.full": kernel,
-        nfd + "system-os_release.ID": "rhcos", nfd + "system-os_release.VERSION_ID": ocp,
-        nfd + "system-os_release.OSTREE_VERSION": ostree, nfd + "system-os_release.RHEL_VERSION": rhel}}}
+    return {
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                nfd + "pci-10de.present": "true",
+                nfd + "kernel-version.full": kernel,
+                nfd + "system-os_release.ID": "rhcos",
+                nfd + "system-os_release.VERSION_ID": ocp,
+                nfd + "system-os_release.OSTREE_VERSION": ostree,
+                nfd + "system-os_release.RHEL_VERSION": rhel,
+            },
+        },
+    }
 
 
 def cpu_node(name):
@@ -105,13 +145,20 @@ def cpu_node(name):
 
 
 def dtk(*tags):
-    return {"kind": "ImageStream", "metadata": {"name": "driver-toolkit", "namespace": "openshift"},
-            "spec": {"tags": [{"name": t} for t in tags + ("latest",)]}}
+    return {
+        "kind": "ImageStream",
+        "metadata": {"name": "driver-toolkit", "namespace": "openshift"},
+        "spec": {"tags": [{"name": t} for t in tags + ("latest",)]},
+    }
 
 
 def cluster(nodes=None, **kw):
-    objs = [{"kind": "Namespace", "metadata": {"name": NS}}, {"kind": "Namespace", "metadata": {"name": "openshift"}},
-            dtk(OST416, OST414), cpu_node("worker-0")]
+    objs = [
+        {"kind": "Namespace", "metadata": {"name": NS}},
+        {"kind": "Namespace", "metadata": {"name": "openshift"}},
+        dtk(OST416, OST414),
+        cpu_node("worker-0"),
+    ]
     objs += nodes if nodes is not None else [gpu_node("gpu-0"), gpu_node("gpu-1")]
     return BuildCluster(objs, **kw)
 
@@ -128,17 +175,32 @@ def test_first_run_builds_second_run_writes_nothing(monkeypatch):
     assert not failed, result
     assert result["changed"] is True and result["strategy"] == "driver-toolkit" and result["platform"] == "openshift"
     tag = "550.90.07-{0}-rhcos4.16".format(K416)
-    assert result["images"] == {K416: "image-registry.openshift-image-registry.svc:5000/{0}/nvidia-gpu-driver:{1}".format(NS, tag)}
+    assert result["images"] == {
+        K416: "image-registry.openshift-image-registry.svc:5000/{0}/nvidia-gpu-driver:{1}".format(NS, tag)
+    }
     k = result["kernels"][K416]
     assert k["nodes"] == ["gpu-0", "gpu-1"] and k["action"] == "built" and k["ready"] and k["build_phase"] == "Complete"
     assert k["image_digest"].endswith("c" * 64)
-    assert [(w[0], w[1]) for w in client.writes] == [("apply", "ImageStream"), ("apply", "BuildConfig"), ("create", "Build")]
+    assert [(w[0], w[1]) for w in client.writes] == [
+        ("apply", "ImageStream"),
+        ("apply", "BuildConfig"),
+        ("create", "Build"),
+    ]
     build = client.objects("Build")[0]
     assert build["metadata"]["name"] == k["buildconfig"] + "-1"
     assert build["metadata"]["labels"][b.BC_NAME_KEY] == k["buildconfig"]
     assert build["metadata"]["ownerReferences"][0]["uid"] == "uid-" + k["buildconfig"]
-    assert result["builds"] == [dict(name=build["metadata"]["name"], kernel=K416, phase="Complete", reason=None, message=None,
-                                     duration=None, output_image=None)]
+    assert result["builds"] == [
+        dict(
+            name=build["metadata"]["name"],
+            kernel=K416,
+            phase="Complete",
+            reason=None,
+            message=None,
+            duration=None,
+            output_image=None,
+        )
+    ]
 
     client.writes = []
     again, failed = go(monkeypatch, client)
@@ -170,12 +232,19 @@ def test_inputs_change_updates_and_rebuilds_with_diff(monkeypatch):
     assert result["kernels"][K416]["build"].endswith("-2")
     assert "inputs changed" in result["kernels"][K416]["reason"]
     bc_diff = [d for d in result["diff"] if d["before_header"].startswith("BuildConfig")][0]
-    assert bc_diff["before"]["metadata"]["annotations"][b.HASH_KEY] != bc_diff["after"]["metadata"]["annotations"][b.HASH_KEY]
-    assert {"name": "BASE_URL", "value": "https://mirror.example.com/nvidia"} in bc_diff["after"]["spec"]["strategy"]["dockerStrategy"]["buildArgs"]
+    assert (
+        bc_diff["before"]["metadata"]["annotations"][b.HASH_KEY]
+        != bc_diff["after"]["metadata"]["annotations"][b.HASH_KEY]
+    )
+    assert {"name": "BASE_URL", "value": "https://mirror.example.com/nvidia"} in bc_diff["after"]["spec"]["strategy"][
+        "dockerStrategy"
+    ]["buildArgs"]
 
 
 def test_kernel_upgrade_builds_new_kernel_and_reports_stale(monkeypatch):
-    client = cluster(nodes=[gpu_node("gpu-0", K414, OST414, "4.14", "9.2"), gpu_node("gpu-1", K414, OST414, "4.14", "9.2")])
+    client = cluster(
+        nodes=[gpu_node("gpu-0", K414, OST414, "4.14", "9.2"), gpu_node("gpu-1", K414, OST414, "4.14", "9.2")]
+    )
     go(monkeypatch, client)
     # the nodes are upgraded: NFD relabels them with the new kernel
     client.put(gpu_node("gpu-0"))
@@ -240,7 +309,13 @@ def test_bad_inputs_fail_before_any_write(monkeypatch):
         (dict(strategy="entitlement"), "entitlement_secret"),
         (dict(name="Not_A_Name"), "name"),
         (dict(kernel_versions=[K416], os_release={"ID": "rhcos", "VERSION_ID": "4.16"}), "os_release"),
-        (dict(kernel_versions=[K416], os_release={"ID": "rhcos", "VERSION_ID": "4.16", "OSTREE_VERSION": "416.94.209901010000-0"}), "base_image"),
+        (
+            dict(
+                kernel_versions=[K416],
+                os_release={"ID": "rhcos", "VERSION_ID": "4.16", "OSTREE_VERSION": "416.94.209901010000-0"},
+            ),
+            "base_image",
+        ),
     ]
     for args, param in cases:
         client = cluster()
@@ -271,11 +346,18 @@ def test_node_without_kernel_label(monkeypatch):
 
 def test_plain_kubernetes_precompiled(monkeypatch):
     kinds = dict((k, v) for k, v in KINDS.items() if "openshift" not in k[1])
-    ubuntu = {"kind": "Node", "metadata": {"name": "u-0", "labels": {
-        "feature.node.kubernetes.io/pci-0302_10de.present": "true",
-        "feature.node.kubernetes.io/kernel-version.full": "5.15.0-69-generic",
-        "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
-        "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04"}}}
+    ubuntu = {
+        "kind": "Node",
+        "metadata": {
+            "name": "u-0",
+            "labels": {
+                "feature.node.kubernetes.io/pci-0302_10de.present": "true",
+                "feature.node.kubernetes.io/kernel-version.full": "5.15.0-69-generic",
+                "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
+                "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04",
+            },
+        },
+    }
     client = BuildCluster([ubuntu], kinds=kinds)
     result, failed = go(monkeypatch, client, driver_version="550")
     assert not failed, result

@@ -4,6 +4,7 @@
 Pod logs and proxy reads are served by monkeypatched helpers (the fake client
 has no HTTP layer); the integration tests read them from the real apiserver.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -14,10 +15,13 @@ import os
 import pytest
 from kubernetes.client.rest import ApiException
 
-from ansible_collections.gpuops.cluster.plugins.modules import gpu_validate
 from ansible_collections.gpuops.cluster.plugins.module_utils import validate as v
+from ansible_collections.gpuops.cluster.plugins.modules import gpu_validate
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import run
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.test_driver_container_build import BuildCluster, KINDS
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.test_driver_container_build import (
+    KINDS,
+    BuildCluster,
+)
 
 NS = "nvidia-gpu-operator"
 PASSED = "[Vector addition of 50000 elements]\nTest PASSED\nDone\n"
@@ -26,17 +30,38 @@ METRICS = 'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1",Hostname="%s"} 33\n'
 
 
 def node(name, alloc="1", count="1"):
-    return {"kind": "Node", "metadata": {"name": name, "labels": {
-        "feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.count": count, "nvidia.com/gpu.product": "Tesla-T4"}},
+    return {
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "feature.node.kubernetes.io/pci-10de.present": "true",
+                "nvidia.com/gpu.count": count,
+                "nvidia.com/gpu.product": "Tesla-T4",
+            },
+        },
         "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
-        "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"nvidia.com/gpu": alloc}}}
+        "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"nvidia.com/gpu": alloc}},
+    }
 
 
 def component_pod(name, node_name, component, ready=True, waiting=None, restarts=0):
-    cs = {"name": "c", "ready": ready, "restartCount": restarts, "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": NS, "labels": {"app.kubernetes.io/component": component}},
-            "spec": {"nodeName": node_name},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}], "containerStatuses": [cs]}}
+    cs = {
+        "name": "c",
+        "ready": ready,
+        "restartCount": restarts,
+        "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}},
+    }
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": {"app.kubernetes.io/component": component}},
+        "spec": {"nodeName": node_name},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [cs],
+        },
+    }
 
 
 class GpuCluster(BuildCluster):
@@ -51,16 +76,29 @@ class GpuCluster(BuildCluster):
         for key, pod in list(self.store.items()):
             if key[0] != "Pod" or (pod.get("status") or {}).get("phase"):
                 continue
-            terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+                "nodeSelectorTerms"
+            ]
             pod["spec"]["nodeName"] = terms[0]["matchFields"][0]["values"][0]
             phase, log = self.outcome(pod)
             if phase == "Pending":
-                pod["status"] = {"phase": "Pending", "conditions": [
-                    {"type": "PodScheduled", "status": "False", "message": "0/3 nodes are available: 1 Insufficient nvidia.com/gpu."}]}
+                pod["status"] = {
+                    "phase": "Pending",
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "message": "0/3 nodes are available: 1 Insufficient nvidia.com/gpu.",
+                        }
+                    ],
+                }
                 continue
             code = 0 if phase == "Succeeded" else 1
             term = {"exitCode": code, "reason": "Completed" if code == 0 else "Error"}
-            pod["status"] = {"phase": phase, "containerStatuses": [{"name": "c", "ready": False, "restartCount": 0, "state": {"terminated": term}}]}
+            pod["status"] = {
+                "phase": phase,
+                "containerStatuses": [{"name": "c", "ready": False, "restartCount": 0, "state": {"terminated": term}}],
+            }
             self.logs[pod["metadata"]["name"]] = log
 
 
@@ -77,8 +115,12 @@ def cluster(n=3, extra=(), **kw):
     objs = [{"kind": "Namespace", "metadata": {"name": NS}}]
     for i in range(n):
         name = "gpu-{0}".format(i)
-        objs += [node(name), component_pod("nvidia-driver-" + name, name, "nvidia-driver"),
-                 component_pod("dp-" + name, name, "nvidia-device-plugin"), component_pod("dcgm-" + name, name, "dcgm-exporter")]
+        objs += [
+            node(name),
+            component_pod("nvidia-driver-" + name, name, "nvidia-driver"),
+            component_pod("dp-" + name, name, "nvidia-device-plugin"),
+            component_pod("dcgm-" + name, name, "dcgm-exporter"),
+        ]
     objs.append({"kind": "Node", "metadata": {"name": "worker-0", "labels": {}}, "status": {}})
     objs += list(extra)
     return GpuCluster(objs, **kw)
@@ -95,8 +137,14 @@ def pods_left(client):
 
 def test_all_nodes_pass_and_nothing_is_left(monkeypatch, patched, tmp_path):
     client = cluster(3)
-    paths = dict(report_json=str(tmp_path / "r.json"), report_junit=str(tmp_path / "r.xml"), report_markdown=str(tmp_path / "r.md"))
-    result, failed = go(monkeypatch, client, checks=["allocatable", "driver", "vectoradd", "nvidia_smi", "metrics"], **paths)
+    paths = dict(
+        report_json=str(tmp_path / "r.json"),
+        report_junit=str(tmp_path / "r.xml"),
+        report_markdown=str(tmp_path / "r.md"),
+    )
+    result, failed = go(
+        monkeypatch, client, checks=["allocatable", "driver", "vectoradd", "nvidia_smi", "metrics"], **paths
+    )
     assert not failed, result
     assert result["changed"] is False and result["passed"] is True
     assert [n["node"] for n in result["nodes"]] == ["gpu-0", "gpu-1", "gpu-2"]
@@ -108,20 +156,33 @@ def test_all_nodes_pass_and_nothing_is_left(monkeypatch, patched, tmp_path):
     deletes = [w for w in client.writes if w[0] != "create"]
     assert [w[0] for w in deletes] == ["delete"] * 6 and sorted(w[2] for w in deletes) == sorted(w[2] for w in creates)
     assert pods_left(client) == []
-    assert result["reports"] == {"json": paths["report_json"], "junit": paths["report_junit"], "markdown": paths["report_markdown"]}
+    assert result["reports"] == {
+        "json": paths["report_json"],
+        "junit": paths["report_junit"],
+        "markdown": paths["report_markdown"],
+    }
     assert json.load(open(paths["report_json"]))["summary"]["passed"] == 3
     assert "GPU validation: PASSED (3/3 nodes passed)" in open(paths["report_markdown"]).read()
 
 
 def test_failing_node_is_named_with_reasons(monkeypatch, patched, tmp_path):
-    client = cluster(2, extra=[node("ip-10-0-138-78", alloc="0"),
-                               component_pod("nvidia-driver-x", "ip-10-0-138-78", "nvidia-driver"),
-                               component_pod("dp-x", "ip-10-0-138-78", "nvidia-device-plugin", ready=False, waiting="CrashLoopBackOff", restarts=4)])
+    client = cluster(
+        2,
+        extra=[
+            node("ip-10-0-138-78", alloc="0"),
+            component_pod("nvidia-driver-x", "ip-10-0-138-78", "nvidia-driver"),
+            component_pod(
+                "dp-x", "ip-10-0-138-78", "nvidia-device-plugin", ready=False, waiting="CrashLoopBackOff", restarts=4
+            ),
+        ],
+    )
     result, failed = go(monkeypatch, client, report_junit=str(tmp_path / "r.xml"))
     assert failed
-    assert result["msg"] == ("GPU validation failed on 1 of 3 GPU node(s) (checks: allocatable, driver, vectoradd): ip-10-0-138-78: "
-                             "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4); "
-                             "vectoradd not run: the node advertises no allocatable nvidia.com/gpu, the pod could not be scheduled")
+    assert result["msg"] == (
+        "GPU validation failed on 1 of 3 GPU node(s) (checks: allocatable, driver, vectoradd): ip-10-0-138-78: "
+        "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4); "
+        "vectoradd not run: the node advertises no allocatable nvidia.com/gpu, the pod could not be scheduled"
+    )
     assert result["passed"] is False and result["summary"]["failed"] == 1
     assert len([w for w in client.writes if w[0] == "create"]) == 2  # no pod for the node without GPUs
     assert pods_left(client) == []
@@ -138,18 +199,24 @@ def test_workload_failure_and_log(monkeypatch, patched):
     result, failed = go(monkeypatch, client, fail_on_error=False)
     assert not failed and result["passed"] is False
     assert result["failures"] == [
-        "gpu-1: vectoradd pod Failed (Error (exit 1)): Failed to allocate device vector A (error code no CUDA-capable device is detected)!"]
+        "gpu-1: vectoradd pod Failed (Error (exit 1)): Failed to allocate device vector A (error code no CUDA-capable device is detected)!"
+    ]
     assert pods_left(client) == []
 
 
 def test_driver_crashloop(monkeypatch, patched):
     client = cluster(1)
-    client.put(component_pod("nvidia-driver-gpu-0", "gpu-0", "nvidia-driver", ready=False, waiting="CrashLoopBackOff", restarts=6))
+    client.put(
+        component_pod(
+            "nvidia-driver-gpu-0", "gpu-0", "nvidia-driver", ready=False, waiting="CrashLoopBackOff", restarts=6
+        )
+    )
     client.logs["nvidia-driver-gpu-0"] = "Loading driver\nERROR: Unable to load the kernel module 'nvidia.ko'\n"
     result, failed = go(monkeypatch, client, checks=["driver"])
     assert failed
     assert result["msg"].endswith(
-        "gpu-0: driver pod nvidia-driver-gpu-0 CrashLoopBackOff (restarts 6): Loading driver / ERROR: Unable to load the kernel module 'nvidia.ko'")
+        "gpu-0: driver pod nvidia-driver-gpu-0 CrashLoopBackOff (restarts 6): Loading driver / ERROR: Unable to load the kernel module 'nvidia.ko'"
+    )
     assert client.writes == []  # read-only checks create nothing
 
 
@@ -172,11 +239,16 @@ def test_metrics_unreachable_is_not_a_pass(monkeypatch, patched):
     result, failed = go(monkeypatch, client, checks=["metrics"])
     assert failed
     assert result["nodes"][0]["checks"]["metrics"]["status"] == "unreachable"
-    assert "metrics unreachable via pod proxy /api/v1/namespaces/nvidia-gpu-operator/pods/dcgm-gpu-0:9400/proxy/metrics" in result["msg"]
+    assert (
+        "metrics unreachable via pod proxy /api/v1/namespaces/nvidia-gpu-operator/pods/dcgm-gpu-0:9400/proxy/metrics"
+        in result["msg"]
+    )
 
 
 def test_metrics_via_service(monkeypatch, patched):
-    patched["proxy"] = lambda path: (METRICS % "gpu-0") if "/services/nvidia-dcgm-exporter:9400/proxy/metrics" in path else ""
+    patched["proxy"] = lambda path: (
+        (METRICS % "gpu-0") if "/services/nvidia-dcgm-exporter:9400/proxy/metrics" in path else ""
+    )
     client = cluster(2)
     result, failed = go(monkeypatch, client, checks=["metrics"], metrics_via="service", fail_on_error=False)
     assert not failed
@@ -189,7 +261,10 @@ def test_timeout_reports_pending_reason_and_cleans_up(monkeypatch, patched):
     client = cluster(2, outcome=lambda pod: ("Pending", ""))
     result, failed = go(monkeypatch, client, checks=["vectoradd"], timeout=1)
     assert failed
-    assert "gpu-0: vectoradd pod still Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu. after 1s" in result["msg"]
+    assert (
+        "gpu-0: vectoradd pod still Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu. after 1s"
+        in result["msg"]
+    )
     assert pods_left(client) == []
 
 
@@ -220,19 +295,22 @@ def test_unauthorized_create_still_cleans_up(monkeypatch, patched):
     assert [w[0] for w in client.writes] == ["create", "delete"]  # the pod that was created is deleted again
 
 
-@pytest.mark.parametrize("args,param", [
-    (dict(checks=["allocatable", "gpu_burn"]), "checks"),
-    (dict(timeout=3), "timeout"),
-    (dict(node_selector={"gpu": "nonexistent"}), "node_selector"),
-    (dict(nodes=["gpu-0", "ghost"]), "nodes"),
-    (dict(namespace="missing"), "namespace"),
-    (dict(report_json="/nonexistent-dir-xyz/r.json"), "report_json"),
-    (dict(expected_gpus=0), "expected_gpus"),
-    (dict(tolerations=[{"key": "x", "operator": "Maybe"}]), "tolerations"),
-    (dict(driver_selector="app=(broken"), "driver_selector"),
-    (dict(vectoradd_image="UPPER/Case Image"), "vectoradd_image"),
-    (dict(metrics_port=0, checks=["metrics"]), "metrics_port"),
-])
+@pytest.mark.parametrize(
+    "args,param",
+    [
+        (dict(checks=["allocatable", "gpu_burn"]), "checks"),
+        (dict(timeout=3), "timeout"),
+        (dict(node_selector={"gpu": "nonexistent"}), "node_selector"),
+        (dict(nodes=["gpu-0", "ghost"]), "nodes"),
+        (dict(namespace="missing"), "namespace"),
+        (dict(report_json="/nonexistent-dir-xyz/r.json"), "report_json"),
+        (dict(expected_gpus=0), "expected_gpus"),
+        (dict(tolerations=[{"key": "x", "operator": "Maybe"}]), "tolerations"),
+        (dict(driver_selector="app=(broken"), "driver_selector"),
+        (dict(vectoradd_image="UPPER/Case Image"), "vectoradd_image"),
+        (dict(metrics_port=0, checks=["metrics"]), "metrics_port"),
+    ],
+)
 def test_bad_inputs_fail_naming_parameter_and_write_nothing(monkeypatch, patched, args, param):
     client = cluster(2)
     result, failed = go(monkeypatch, client, **args)

@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 """machineset_clone through main(): argument handling, check mode, diff, idempotence, zero writes on errors."""
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.modules import machineset_clone
 from ansible_collections.gpuops.cluster.plugins.module_utils import machineset as M
+from ansible_collections.gpuops.cluster.plugins.modules import machineset_clone
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import (
     INFRA,
     aws_machineset,
@@ -91,19 +92,26 @@ def test_absent_deletes_only_what_it_created(monkeypatch):
     assert result["changed"] is False and client.writes == []
 
 
-@pytest.mark.parametrize("args,param,fragment", [
-    (dict(source="nope", instance_type="g4dn.xlarge"), "source", SOURCE),
-    (dict(source=SOURCE, instance_type="m5.2xlarge"), "instance_type", "has no GPU"),
-    (dict(source=SOURCE, instance_type="p9.unknown"), "instance_type", "not a known aws GPU instance type"),
-    (dict(source="vs-abc12-infra-us-east-2a", instance_type="g4dn.xlarge"), "source", "VSphereMachineProviderSpec"),
-    (dict(all_workers=True, name="one", instance_type="g4dn.xlarge"), "name", "3 source MachineSets"),
-    (dict(all_workers=True, name_pattern="{infra}-gpu", instance_type="g4dn.xlarge"), "name_pattern", "same name"),
-    (dict(source=SOURCE, instance_type="g4dn.xlarge", node_labels={"Bad Key": "1"}), "node_labels", "Bad Key"),
-    (dict(source=SOURCE, instance_type="g4dn.xlarge", wait=True, wait_timeout=1), "wait_timeout", "too small"),
-    (dict(source=SOURCE, instance_type="g4dn.xlarge", replicas=-1), "replicas", "0 or more"),
-    (dict(source=SOURCE, name="users-own-gpu", instance_type="g4dn.xlarge"), "name", "not created by gpuops.cluster"),
-    (dict(all_workers=True, zones=["eu-west-1a"], instance_type="g4dn.xlarge"), "zones", "us-east-2a"),
-])
+@pytest.mark.parametrize(
+    "args,param,fragment",
+    [
+        (dict(source="nope", instance_type="g4dn.xlarge"), "source", SOURCE),
+        (dict(source=SOURCE, instance_type="m5.2xlarge"), "instance_type", "has no GPU"),
+        (dict(source=SOURCE, instance_type="p9.unknown"), "instance_type", "not a known aws GPU instance type"),
+        (dict(source="vs-abc12-infra-us-east-2a", instance_type="g4dn.xlarge"), "source", "VSphereMachineProviderSpec"),
+        (dict(all_workers=True, name="one", instance_type="g4dn.xlarge"), "name", "3 source MachineSets"),
+        (dict(all_workers=True, name_pattern="{infra}-gpu", instance_type="g4dn.xlarge"), "name_pattern", "same name"),
+        (dict(source=SOURCE, instance_type="g4dn.xlarge", node_labels={"Bad Key": "1"}), "node_labels", "Bad Key"),
+        (dict(source=SOURCE, instance_type="g4dn.xlarge", wait=True, wait_timeout=1), "wait_timeout", "too small"),
+        (dict(source=SOURCE, instance_type="g4dn.xlarge", replicas=-1), "replicas", "0 or more"),
+        (
+            dict(source=SOURCE, name="users-own-gpu", instance_type="g4dn.xlarge"),
+            "name",
+            "not created by gpuops.cluster",
+        ),
+        (dict(all_workers=True, zones=["eu-west-1a"], instance_type="g4dn.xlarge"), "zones", "us-east-2a"),
+    ],
+)
 def test_bad_input_fails_naming_parameter_and_writes_nothing(monkeypatch, args, param, fragment):
     client = cluster()
     client.put(vsphere_machineset(role="infra"))
@@ -139,19 +147,39 @@ def _machine_api(client, resource):
             continue
         for i in range(ms["spec"]["replicas"]):
             node = "{0}-node-{1}".format(name, i)
-            client.put({"kind": "Machine", "metadata": {
-                "name": "{0}-{1}".format(name, i), "namespace": ms["metadata"]["namespace"],
-                "labels": {M.LABEL_MACHINESET: name}},
-                "status": {"phase": "Running", "nodeRef": {"kind": "Node", "name": node}}})
-            client.put({"kind": "Node", "metadata": {"name": node},
-                        "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+            client.put(
+                {
+                    "kind": "Machine",
+                    "metadata": {
+                        "name": "{0}-{1}".format(name, i),
+                        "namespace": ms["metadata"]["namespace"],
+                        "labels": {M.LABEL_MACHINESET: name},
+                    },
+                    "status": {"phase": "Running", "nodeRef": {"kind": "Node", "name": node}},
+                }
+            )
+            client.put(
+                {
+                    "kind": "Node",
+                    "metadata": {"name": node},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+                }
+            )
 
 
 def test_wait_for_machines_and_nodes(monkeypatch):
     client = cluster()
     client.on_get = _machine_api
-    result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge", replicas=2,
-                        wait=True, wait_sleep=1, wait_timeout=10)
+    result, failed = go(
+        monkeypatch,
+        client,
+        source=SOURCE,
+        instance_type="g4dn.xlarge",
+        replicas=2,
+        wait=True,
+        wait_sleep=1,
+        wait_timeout=10,
+    )
     assert not failed, result
     assert result["progress"] and "2/2 Nodes Ready" in result["progress"][-1]
 
@@ -161,13 +189,22 @@ def test_wait_reports_failed_machine(monkeypatch):
 
     def failing(client_, resource):
         if resource.kind == "Machine":
-            client_.put({"kind": "Machine", "metadata": {"name": TARGET + "-x", "namespace": M.DEFAULT_NAMESPACE,
-                                                         "labels": {M.LABEL_MACHINESET: TARGET}},
-                         "status": {"phase": "Failed", "errorMessage": "InsufficientInstanceCapacity in us-east-2a"}})
+            client_.put(
+                {
+                    "kind": "Machine",
+                    "metadata": {
+                        "name": TARGET + "-x",
+                        "namespace": M.DEFAULT_NAMESPACE,
+                        "labels": {M.LABEL_MACHINESET: TARGET},
+                    },
+                    "status": {"phase": "Failed", "errorMessage": "InsufficientInstanceCapacity in us-east-2a"},
+                }
+            )
 
     client.on_get = failing
-    result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge",
-                        wait=True, wait_sleep=1, wait_timeout=10)
+    result, failed = go(
+        monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge", wait=True, wait_sleep=1, wait_timeout=10
+    )
     assert failed and "InsufficientInstanceCapacity" in result["msg"] and result["param"] == "instance_type"
 
 
@@ -185,8 +222,9 @@ def test_wait_timeout_reports_progress(monkeypatch):
 
     monkeypatch.setattr(waiter, "time", Clock())
     client = cluster()
-    result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge",
-                        wait=True, wait_sleep=10, wait_timeout=30)
+    result, failed = go(
+        monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge", wait=True, wait_sleep=10, wait_timeout=30
+    )
     assert failed and result["param"] == "wait_timeout"
     assert "timed out after 30s" in result["msg"] and "0/1 Machines Running" in result["msg"]
     assert result["progress"]
@@ -205,8 +243,9 @@ def test_validate_instance_type_refused_off_aws(monkeypatch):
     from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import azure_machineset
 
     client = FakeClient([azure_machineset("1")])
-    result, failed = go(monkeypatch, client, all_workers=True, instance_type="Standard_NC4as_T4_v3",
-                        validate_instance_type=True)
+    result, failed = go(
+        monkeypatch, client, all_workers=True, instance_type="Standard_NC4as_T4_v3", validate_instance_type=True
+    )
     assert failed and result["param"] == "validate_instance_type" and "azure" in result["msg"]
     assert client.writes == []
 
@@ -216,15 +255,17 @@ def test_validate_instance_type_with_aws_api(monkeypatch):
 
     with mock_aws():
         client = cluster()
-        result, failed = go(monkeypatch, client, all_workers=True, instance_type="g5.xlarge",
-                            validate_instance_type=True, check=True)
+        result, failed = go(
+            monkeypatch, client, all_workers=True, instance_type="g5.xlarge", validate_instance_type=True, check=True
+        )
         assert not failed, result
         assert {i["gpu"]["source"] for i in result["machinesets"]} == {"aws"}
         assert result["machinesets"][0]["gpu"]["gpu_model"] == "A10G"
 
         # moto's offering data: p3dn.24xlarge is only in us-east-1c/d
         east1 = FakeClient([aws_machineset(z) for z in ("us-east-1a", "us-east-1c")])
-        result, failed = go(monkeypatch, east1, all_workers=True, instance_type="p3dn.24xlarge",
-                            validate_instance_type=True)
+        result, failed = go(
+            monkeypatch, east1, all_workers=True, instance_type="p3dn.24xlarge", validate_instance_type=True
+        )
         assert failed and result["param"] == "instance_type" and "us-east-1a" in result["msg"]
         assert east1.writes == []

@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 """nfd_labels through main(): facts, batched labelling, check mode, diff, idempotence, zero writes on errors."""
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.modules import nfd_labels
 from ansible_collections.gpuops.cluster.plugins.module_utils import labels as L
+from ansible_collections.gpuops.cluster.plugins.modules import nfd_labels
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_labels import SEED_004
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
 
@@ -15,8 +16,11 @@ GPU_SEL = L.GPU_LABEL + "=true"
 
 
 def node(name, labels):
-    return {"kind": "Node", "metadata": {"name": name, "labels": dict(labels)},
-            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels)},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def cluster(gpu=3, cpu=2):
@@ -72,8 +76,14 @@ def test_only_nodes_that_differ_are_patched(monkeypatch):
 def test_check_mode_and_diff(monkeypatch):
     client = cluster()
     labels_of_before = labels_of(client, "gpu-0")
-    result, failed = go(monkeypatch, client, check=True, diff=True, node_names=["gpu-0", "cpu-0"],
-                        labels={"gpuops.io/pool": "b", L.GPU_LABEL: None})
+    result, failed = go(
+        monkeypatch,
+        client,
+        check=True,
+        diff=True,
+        node_names=["gpu-0", "cpu-0"],
+        labels={"gpuops.io/pool": "b", L.GPU_LABEL: None},
+    )
     assert not failed, result
     assert client.writes == [] and labels_of(client, "gpu-0") == labels_of_before
     assert result["changed"] is True and result["changed_nodes"] == ["cpu-0", "gpu-0"]
@@ -96,16 +106,19 @@ def test_absent_removes(monkeypatch):
     assert result["changed"] is False and client.writes == []
 
 
-@pytest.mark.parametrize("args,param,fragment", [
-    (dict(node_selector="gpuops.io/none=true", labels={"a": "b"}), "node_selector", "matches no Node"),
-    (dict(node_names=["gpu-0", "ghost"], labels={"a": "b"}), "node_names", "ghost"),
-    (dict(node_selector=GPU_SEL, labels={"Bad_Prefix/x": "1"}), "labels", "Bad_Prefix/x"),
-    (dict(node_selector=GPU_SEL, labels={"x": "y" * 64}), "labels", "63"),
-    (dict(labels={"x": "1"}), "node_selector", "explicit set of nodes"),
-    (dict(wait_for={"gpu_nodes": 3}, wait_timeout=1), "wait_timeout", "too small"),
-    (dict(node_selector=GPU_SEL, labels={"x": "1"}, parallel=0), "parallel", "between 1 and 100"),
-    (dict(state="absent", node_selector=GPU_SEL), "labels", "list the label keys"),
-])
+@pytest.mark.parametrize(
+    "args,param,fragment",
+    [
+        (dict(node_selector="gpuops.io/none=true", labels={"a": "b"}), "node_selector", "matches no Node"),
+        (dict(node_names=["gpu-0", "ghost"], labels={"a": "b"}), "node_names", "ghost"),
+        (dict(node_selector=GPU_SEL, labels={"Bad_Prefix/x": "1"}), "labels", "Bad_Prefix/x"),
+        (dict(node_selector=GPU_SEL, labels={"x": "y" * 64}), "labels", "63"),
+        (dict(labels={"x": "1"}), "node_selector", "explicit set of nodes"),
+        (dict(wait_for={"gpu_nodes": 3}, wait_timeout=1), "wait_timeout", "too small"),
+        (dict(node_selector=GPU_SEL, labels={"x": "1"}, parallel=0), "parallel", "between 1 and 100"),
+        (dict(state="absent", node_selector=GPU_SEL), "labels", "list the label keys"),
+    ],
+)
 def test_bad_input_fails_naming_parameter_and_writes_nothing(monkeypatch, args, param, fragment):
     client = cluster()
     result, failed = go(monkeypatch, client, **args)

@@ -1,0 +1,225 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Kubernetes helpers shared by every module: read, compare, patch, fan out.
+
+Connection, discovery, apply and waits stay kubernetes.core's; these are the
+small things it does not offer and that each module used to carry a copy of.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+
+SERVER_FIELDS = ("resourceVersion", "uid", "generation", "creationTimestamp", "managedFields", "selfLink")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+DEFAULT_POOL = 4
+
+
+def dig(obj, path, default=None):
+    """obj[path[0]][path[1]]... or ``default`` when any step is missing."""
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return default
+        obj = obj[key]
+    return obj
+
+
+def name_of(obj):
+    return dig(obj, ("metadata", "name"))
+
+
+def api_message(exc, limit=300):
+    """The API server's own message from an ApiException body (else the exception text)."""
+    body = getattr(exc, "body", None)
+    try:
+        return json.loads(to_text(body)).get("message") or to_text(exc)
+    except Exception:  # the body is not always JSON
+        return " ".join(to_text(body or exc).split())[:limit]
+
+
+def status_of(exc):
+    return getattr(exc, "status", None)
+
+
+def label_selector(selector):
+    """{'a': 'b', 'c': ''} -> 'a=b,c=' (a server-side label selector string)."""
+    return ",".join("{0}={1}".format(k, "" if v is None else v) for k, v in sorted((selector or {}).items()))
+
+
+def list_items(client, resource, namespace=None, label_selector=None, field_selector=None, param=None):
+    """All matching objects as plain dicts, in one request.
+
+    Reads the raw response (``serialize=False``): wrapping 1,000 Nodes in
+    ResourceInstance objects costs more CPU than the request itself. A 400
+    on the selector is reported against ``param`` (the option that gave it).
+    """
+    kwargs = {"serialize": False}
+    if namespace:
+        kwargs["namespace"] = namespace
+    if label_selector:
+        kwargs["label_selector"] = label_selector
+    if field_selector:
+        kwargs["field_selector"] = field_selector
+    try:
+        response = client.get(resource, **kwargs)
+    except Exception as exc:
+        if param and status_of(exc) == 400:
+            raise GpuopsError(
+                "the API server rejected the selector {0!r}: {1}. Use the kubectl label selector syntax, "
+                "e.g. 'app=nvidia-dcgm-exporter' or 'node-role.kubernetes.io/gpu'.".format(
+                    label_selector, api_message(exc)
+                ),
+                param=param,
+            )
+        raise
+    return json.loads(to_text(response.data)).get("items") or []
+
+
+def get_item(client, resource, name, namespace=None):
+    """One object as a plain dict, or None when it does not exist."""
+    try:
+        response = client.get(resource, name=name, namespace=namespace, serialize=False)
+    except Exception as exc:
+        if status_of(exc) == 404:
+            return None
+        raise
+    return json.loads(to_text(response.data))
+
+
+def condition(obj, ctype):
+    """The condition of type ``ctype`` in status.conditions (a dict), or None."""
+    for cond in dig(obj, ("status", "conditions")) or []:
+        if cond.get("type") == ctype:
+            return cond
+    return None
+
+
+def condition_true(obj, ctype):
+    cond = condition(obj, ctype)
+    return bool(cond) and cond.get("status") == "True"
+
+
+def node_ready(node):
+    """(ready, why-not) from the Node's Ready condition and spec.unschedulable."""
+    cond = condition(node, "Ready")
+    if cond is None:
+        return False, "node NotReady (no Ready condition)"
+    if cond.get("status") != "True":
+        return False, "node NotReady ({0})".format(cond.get("reason") or cond.get("message") or cond.get("status"))
+    if dig(node, ("spec", "unschedulable")):
+        return False, "node cordoned (spec.unschedulable)"
+    return True, ""
+
+
+def pool_size(client, fallback=DEFAULT_POOL):
+    """How many connections the kubernetes client keeps per host (urllib3 pool size)."""
+    try:
+        return int(client.configuration.connection_pool_maxsize) or fallback
+    except (AttributeError, TypeError, ValueError):
+        return fallback
+
+
+def parallel_map(func, items, workers):
+    """[(item, result, exception)] for ``func(item)`` run in a thread pool, in input order."""
+    items = list(items)
+    if not items:
+        return []
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(items))))
+    try:
+        futures = [(item, pool.submit(func, item)) for item in items]
+        out = []
+        for item, future in futures:
+            try:
+                out.append((item, future.result(), None))
+            except Exception as exc:  # reported per item by the caller
+                out.append((item, None, exc))
+        return out
+    finally:
+        pool.shutdown(wait=True)
+
+
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch: ``patch`` applied to a copy of ``target``."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def create_merge_patch(source, target):
+    """The smallest RFC 7386 merge patch turning ``source`` into ``target``."""
+    patch = {}
+    for key in source:
+        if key not in target:
+            patch[key] = None
+    for key, value in target.items():
+        if key not in source:
+            patch[key] = copy.deepcopy(value)
+        elif isinstance(value, dict) and isinstance(source[key], dict):
+            sub = create_merge_patch(source[key], value)
+            if sub:
+                patch[key] = sub
+        elif value != source[key]:
+            patch[key] = copy.deepcopy(value)
+    return patch
+
+
+def object_contains(existing, desired):
+    """True when every field of ``desired`` is present with the same value in ``existing``.
+
+    Server defaults (extra keys) are tolerated; lists must have the same length
+    and each element must contain the desired element. This is the
+    compare-before-write test that keeps a second run free of mutating requests.
+    """
+    if isinstance(desired, dict):
+        if not isinstance(existing, dict):
+            return False
+        return all(k in existing and object_contains(existing[k], v) for k, v in desired.items())
+    if isinstance(desired, list):
+        if not isinstance(existing, list) or len(existing) != len(desired):
+            return False
+        return all(object_contains(e, d) for e, d in zip(existing, desired))
+    if isinstance(desired, bool) or isinstance(existing, bool):
+        return type(desired) is type(existing) and desired == existing
+    return desired == existing
+
+
+def strip_server_fields(obj):
+    """A copy of an API object without status and server-populated metadata (for diffs)."""
+    obj = copy.deepcopy(obj or {})
+    obj.pop("status", None)
+    meta = obj.get("metadata") or {}
+    for key in SERVER_FIELDS:
+        meta.pop(key, None)
+    annotations = meta.get("annotations") or {}
+    annotations.pop(LAST_APPLIED, None)
+    if "annotations" in meta and not annotations:
+        meta.pop("annotations")
+    return obj
+
+
+def diff_entry(header, before, after):
+    """One element of the ``diff`` list every module returns (None when nothing differs).
+
+    ``header`` names the object ("DaemonSet gpu/nvidia-driver-5-14"); Ansible
+    renders a list of before/after dicts one object at a time.
+    """
+    before = strip_server_fields(before) if before else {}
+    after = strip_server_fields(after) if after else {}
+    if before == after:
+        return None
+    return {"before_header": header, "after_header": header, "before": before, "after": after}

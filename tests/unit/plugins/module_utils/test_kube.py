@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils import kube
+
+
+class _Exc(Exception):
+    def __init__(self, status=None, body=""):
+        super(_Exc, self).__init__("boom")
+        self.status = status
+        self.body = body
+
+
+def test_api_message_reads_status_body():
+    assert kube.api_message(_Exc(400, '{"message": "bad selector"}')) == "bad selector"
+    assert kube.api_message(_Exc(500, "not json\n at all")) == "not json at all"
+
+
+def test_node_ready_reasons():
+    ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    assert kube.node_ready(ready) == (True, "")
+    assert kube.node_ready({"status": {}})[1] == "node NotReady (no Ready condition)"
+    not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}}
+    assert kube.node_ready(not_ready) == (False, "node NotReady (KubeletNotReady)")
+    cordoned = dict(ready, spec={"unschedulable": True})
+    assert kube.node_ready(cordoned)[0] is False
+    assert kube.condition_true(ready, "Ready") and not kube.condition_true(ready, "MemoryPressure")
+
+
+def test_merge_patch_round_trip():
+    source = {"a": 1, "b": {"c": 2, "d": 3}, "e": [1]}
+    target = {"a": 1, "b": {"c": 5}, "f": "x", "e": [1, 2]}
+    patch = kube.create_merge_patch(source, target)
+    assert patch == {"b": {"c": 5, "d": None}, "f": "x", "e": [1, 2]}
+    assert kube.merge_patch(source, patch) == target
+
+
+def test_object_contains_tolerates_server_defaults_but_not_bool_int():
+    assert kube.object_contains({"a": 1, "b": 2}, {"a": 1})
+    assert not kube.object_contains({"a": [1, 2]}, {"a": [1]})
+    assert not kube.object_contains({"a": 1}, {"a": True})
+
+
+def test_parallel_map_keeps_order_and_errors():
+    def func(x):
+        if x == 2:
+            raise ValueError("two")
+        return x * 10
+
+    out = kube.parallel_map(func, [1, 2, 3], workers=2)
+    assert [(i, r) for i, r, e in out] == [(1, 10), (2, None), (3, 30)]
+    assert isinstance(out[1][2], ValueError)
+    assert kube.parallel_map(func, [], 4) == []
+
+
+def test_diff_entry_none_when_equal_and_strips_server_fields():
+    obj = {"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "5"}, "data": {"a": "1"}}
+    assert (
+        kube.diff_entry("ConfigMap ns/x", obj, {"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1"}})
+        is None
+    )
+    entry = kube.diff_entry("ConfigMap ns/x", None, obj)
+    assert entry["before"] == {} and "resourceVersion" not in entry["after"]["metadata"]
+
+
+def test_label_selector_and_pool_size():
+    assert kube.label_selector({"b": "2", "a": None}) == "a=,b=2"
+
+    class Cfg(object):
+        connection_pool_maxsize = 7
+
+    class Client(object):
+        configuration = Cfg()
+
+    assert kube.pool_size(Client()) == 7
+    assert kube.pool_size(object()) == kube.DEFAULT_POOL
