@@ -63,7 +63,7 @@ molecule: collection binaries ## molecule scenarios (delegated driver) on the lo
 	$(BIN)/molecule test; rc=$$?; \
 	if [ $$running = no ]; then $(BIN)/python tests/localcluster/cluster.py down; fi; exit $$rc
 
-test: venv binaries unit sanity lint build-collection integration molecule ## everything CI runs
+test: venv binaries style unit sanity lint build-collection integration molecule ## everything CI runs
 
 cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N)
 	$(BIN)/python tests/localcluster/cluster.py up --profile $(PROFILE) --gpu-nodes $(GPU_NODES)
