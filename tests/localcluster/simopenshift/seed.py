@@ -279,7 +279,7 @@ def base_machineconfigs(role):
             [
                 (
                     "/etc/containers/registries.conf",
-                    "unqualified-search-registries = ['registry.access.redhat.com', " "'docker.io']\n",
+                    "unqualified-search-registries = ['registry.access.redhat.com', 'docker.io']\n",
                 )
             ],
         ),
