@@ -347,15 +347,24 @@ def test_bad_inputs_fail_before_any_write(monkeypatch):
         ),
     ]
     for args, param in cases:
-        client = cluster()
-        result, failed = go(monkeypatch, client, **args)
-        if param is None:
-            assert not failed, result
-            continue
-        assert client.writes == [], args
-        assert failed, (args, result)
-        assert result["msg"].startswith(param + ":"), (args, result["msg"])
-        assert result.get("param") == param
+        result = fails_before_writing(monkeypatch, args, param)
+        if param is not None:
+            assert result["msg"].startswith(param + ":"), (args, result["msg"])
+            assert result.get("param") == param
+
+
+def fails_before_writing(monkeypatch, args, param, reads=None):
+    """Run with ``args``: no failure when ``param`` is None, else a failure naming it and no write."""
+    client = cluster()
+    result, failed = go(monkeypatch, client, **args)
+    if param is None:
+        assert not failed, result
+        return result
+    assert client.writes == [], args
+    assert failed and param in result["msg"], (args, result)
+    if reads is not None:
+        assert client.reads == reads, args
+    return result
 
 
 def test_missing_driver_toolkit_tag_names_nodes(monkeypatch):
@@ -481,14 +490,7 @@ SPEC_CASES = [
 
 def test_argument_spec_rules_fail_before_any_read_or_write(monkeypatch):
     for args, param in SPEC_CASES:
-        client = cluster()
-        result, failed = go(monkeypatch, client, **args)
-        if param is None:
-            assert not failed, result
-            continue
-        assert client.writes == [], args
-        assert failed and param in result["msg"], (args, result["msg"])
-        assert client.reads == 0, args
+        fails_before_writing(monkeypatch, args, param, reads=0)
 
 
 def test_node_names_restrict_the_nodes(monkeypatch):
