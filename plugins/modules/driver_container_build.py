@@ -39,6 +39,8 @@ description:
     created, updated, built and pruned. A second run with the same inputs makes no mutating request.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.wait
+  - gpuops.cluster.node_selection
 options:
   driver_version:
     description:
@@ -77,21 +79,31 @@ options:
     elements: str
   os_release:
     description:
-      - With O(kernel_versions), the os-release fields of those kernels' nodes (the nodes are not read).
-      - C(ID) and C(VERSION_ID) name the image tag suffix (e.g. C(rhcos) + C(4.16)); C(OSTREE_VERSION) picks
-        the Driver Toolkit tag; C(RHEL_VERSION) picks the UBI major for entitlement builds.
+      - With O(kernel_versions) (required then), the os-release fields of those kernels' nodes (the nodes are
+        not read).
     type: dict
+    suboptions:
+      ID:
+        description: os-release C(ID) (e.g. C(rhcos), C(rhel), C(ubuntu)); with O(os_release.VERSION_ID) it names
+          the image tag suffix (e.g. C(rhcos4.16)).
+        type: str
+      VERSION_ID:
+        description: os-release C(VERSION_ID) (e.g. C(4.16)).
+        type: str
+      OSTREE_VERSION:
+        description: The RHCOS build (e.g. C(416.94.202406172220-0)); picks the Driver Toolkit tag.
+        type: str
+      RHEL_VERSION:
+        description: The RHEL release of RHCOS (e.g. C(9.4)); picks the UBI major for entitlement builds.
+        type: str
+      OPENSHIFT_VERSION:
+        description: The OpenShift release of RHCOS (e.g. C(4.16)); informational.
+        type: str
   os_tag:
     description:
       - Override of the OS part of the image tag (default C(<ID><VERSION_ID>) of os-release, e.g. C(rhcos4.16),
         C(rhel9.6) on OpenShift 4.19+, C(ubuntu22.04)).
     type: str
-  node_selector:
-    description:
-      - Labels the GPU nodes must carry (all of them). Default (empty) selects nodes with any NVIDIA PCI label
-        of Node Feature Discovery.
-    type: dict
-    default: {}
   base_image:
     description:
       - Builder image to use instead of the Driver Toolkit tag or UBI (C(DockerImage) reference). Its kernel
@@ -118,13 +130,15 @@ options:
       - Build arguments C(DRIVER_VERSION), C(KERNEL_VERSION), C(RHEL_VERSION) and C(OS_TAG) are always given.
     type: str
   git_uri:
-    description: Build from this Git repository instead of an inline Dockerfile (e.g. NVIDIA/gpu-driver-container).
+    description:
+      - Build from this Git repository instead of an inline Dockerfile (e.g. NVIDIA/gpu-driver-container).
+      - Mutually exclusive with O(dockerfile).
     type: str
   git_ref:
-    description: Branch, tag or commit of O(git_uri).
+    description: Branch, tag or commit of O(git_uri) (which it requires).
     type: str
   context_dir:
-    description: Directory of O(git_uri) holding the Dockerfile (e.g. C(rhel9/precompiled)).
+    description: Directory of O(git_uri) holding the Dockerfile (e.g. C(rhel9/precompiled)); requires O(git_uri).
     type: str
   build_args:
     description: Additional Docker build arguments (name -> value). C(DRIVER_VERSION) and C(KERNEL_VERSION) are reserved.
@@ -145,17 +159,14 @@ options:
     type: bool
     default: false
   wait:
-    description: Wait for the builds to finish. Without waiting, RV(images) holds the references the builds will write.
+    description:
+      - Wait for the builds to finish, at most O(wait_timeout) seconds for all builds together (default 1800,
+        at least 60; a driver build compiles kernel modules).
+      - A build that does not finish is explained from its build pod's Warning events (e.g. C(FailedMount) of
+        a missing O(entitlement_secret)).
+      - Without waiting, RV(images) holds the references the builds will write.
     type: bool
     default: true
-  wait_timeout:
-    description: Seconds to wait for all builds together (at least 60; a driver build compiles kernel modules).
-    type: int
-    default: 1800
-  wait_sleep:
-    description: Seconds between two polls of the builds.
-    type: int
-    default: 5
 requirements:
   - kubernetes >= 24.2.0
   - PyYAML >= 3.11
@@ -323,27 +334,28 @@ diff:
   elements: dict
 """
 
-import copy
-
-from ansible_collections.gpuops.cluster.plugins.module_utils.builds import run
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
-    auth_argument_spec,
-    new_module,
-    run_module,
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
+    module_spec,
+    node_selection_spec,
+    wait_spec,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.runner import run
+
+OS_RELEASE_FIELDS = ("ID", "VERSION_ID", "OSTREE_VERSION", "RHEL_VERSION", "OPENSHIFT_VERSION")
 
 
 def argument_spec():
-    spec = auth_argument_spec()
-    spec.update(
+    return module_spec(
+        wait_spec(with_wait=True, wait_default=True),
+        node_selection_spec(),
         driver_version=dict(type="str", required=True),
         strategy=dict(type="str", default="auto", choices=["auto", "driver-toolkit", "entitlement", "precompiled"]),
         namespace=dict(type="str", default="nvidia-gpu-operator"),
         name=dict(type="str", default="nvidia-gpu-driver"),
         kernel_versions=dict(type="list", elements="str"),
-        os_release=dict(type="dict"),
+        os_release=dict(type="dict", options=dict((field, dict(type="str")) for field in OS_RELEASE_FIELDS)),
         os_tag=dict(type="str"),
-        node_selector=dict(type="dict", default={}),
         base_image=dict(type="str"),
         driver_toolkit_namespace=dict(type="str", default="openshift"),
         driver_toolkit_imagestream=dict(type="str", default="driver-toolkit"),
@@ -356,15 +368,20 @@ def argument_spec():
         registry=dict(type="str", default="nvcr.io/nvidia"),
         precompiled_image=dict(type="str", default="driver"),
         prune_stale=dict(type="bool", default=False),
-        wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=1800),
-        wait_sleep=dict(type="int", default=5),
     )
-    return copy.deepcopy(spec)
+
+
+MUTUALLY_EXCLUSIVE = [("dockerfile", "git_uri")]
+REQUIRED_BY = {"git_ref": "git_uri", "context_dir": "git_uri", "os_release": "kernel_versions"}
 
 
 def main():
-    module = new_module(argument_spec(), supports_check_mode=True)
+    module = new_module(
+        argument_spec(),
+        supports_check_mode=True,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        required_by=REQUIRED_BY,
+    )
     run_module(module, run)
 
 

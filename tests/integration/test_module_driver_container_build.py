@@ -227,6 +227,36 @@ def test_entitlement_build(cluster, namespace, nodes, ansible_task):
     assert result["strategy"] == "entitlement" and result["kernels"][K416]["ready"] is True
 
 
+def test_build_stuck_on_missing_entitlement_secret_names_the_secret(cluster, namespace, nodes, ansible_task):
+    """The build pod cannot mount the entitlement secret: its FailedMount event is the answer, not the timeout."""
+    tag, _names = nodes.make(1, build=RHCOS_416)
+    args = args_for(
+        namespace,
+        tag,
+        strategy="entitlement",
+        base_image="registry.access.redhat.com/ubi9/ubi:latest",
+        wait_timeout=60,
+        wait_sleep=2,
+    )
+    result = ansible_task(MODULE, args)
+    assert result.get("failed"), result
+    assert result["msg"].startswith("entitlement_secret:"), result["msg"]
+    assert "FailedMount: MountVolume.SetUp failed for volume" in result["msg"], result["msg"]
+    assert 'secret "etc-pki-entitlement" not found' in result["msg"], result["msg"]
+    assert result["builds"][0]["phase"] == "Pending", result["builds"]
+
+
+def test_node_names_restrict_the_nodes(cluster, namespace, nodes, ansible_task):
+    tag, names = nodes.make(2, build=RHCOS_416)
+    mark = cluster.audit.mark()
+    check = ansible_task(MODULE, args_for(namespace, tag, node_names=[names[1]]), check=True)
+    assert not check.get("failed"), check
+    assert check["kernels"][K416]["nodes"] == [names[1]]
+    wrong = ansible_task(MODULE, args_for(namespace, tag, node_names=["no-such-node"]))
+    assert wrong.get("failed") and wrong["msg"].startswith("node_names:"), wrong
+    assert cluster.audit.writes_since(mark) == []
+
+
 def _unreachable_env(cluster):
     return {
         "K8S_AUTH_KUBECONFIG": None,
@@ -255,6 +285,15 @@ BAD = [
     ("no entitlement secret", dict(strategy="entitlement"), None, "entitlement_secret:"),
     ("bad name", dict(name="Driver_Images"), None, "name:"),
     ("unknown strategy", dict(strategy="magic"), None, "value of strategy must be one of"),
+    (
+        "dockerfile and git_uri",
+        dict(dockerfile="FROM x", git_uri="https://example.com/x.git"),
+        None,
+        "dockerfile|git_uri",
+    ),
+    ("git_ref without git_uri", dict(git_ref="main"), None, "required by 'git_ref': git_uri"),
+    ("os_release key unknown", dict(kernel_versions=[K416], os_release={"BOGUS": "x"}), None, "os_release.BOGUS"),
+    ("os_release without kernels", dict(os_release={"ID": "rhcos"}), None, "required by 'os_release'"),
     (
         "toolkit tag missing",
         dict(

@@ -15,7 +15,7 @@ import copy
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import ConflictError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import builds as b
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build import render as b
 from ansible_collections.gpuops.cluster.plugins.modules import driver_container_build
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import (
     FakeClient,
@@ -36,6 +36,7 @@ KINDS = {
     ("Namespace", "v1"): False,
     ("Secret", "v1"): True,
     ("Pod", "v1"): True,
+    ("Event", "v1"): True,
     ("ImageStream", "image.openshift.io/v1"): True,
     ("ImageStreamTag", "image.openshift.io/v1"): True,
     ("BuildConfig", "build.openshift.io/v1"): True,
@@ -46,9 +47,10 @@ KINDS = {
 class BuildCluster(FakeClient):
     """FakeClient + server-side apply, name conflicts, deletecollection and a build controller."""
 
-    def __init__(self, objects=(), kinds=None, fail_builds=False):
+    def __init__(self, objects=(), kinds=None, fail_builds=False, mount_fails=False):
         super(BuildCluster, self).__init__(objects, kinds=KINDS if kinds is None else kinds)
         self.fail_builds = fail_builds
+        self.mount_fails = mount_fails
         self.on_get = BuildCluster.controller
 
     def create(self, resource, definition, namespace=None, **params):
@@ -57,6 +59,13 @@ class BuildCluster(FakeClient):
             raise ConflictError(ApiException(status=409, reason="AlreadyExists"))
         response = super(BuildCluster, self).create(resource, definition, namespace=namespace, **params)
         return response if params.get("serialize") is False else Instance(self.store[key])
+
+    def get(self, resource, name=None, namespace=None, label_selector=None, serialize=True, **params):
+        response = super(BuildCluster, self).get(
+            resource, name=name, namespace=namespace, label_selector=label_selector, serialize=serialize, **params
+        )
+        # kube.get_item reads the raw response (serialize=False), as the real client returns it.
+        return Response(response.to_dict()) if name and serialize is False else response
 
     def apply(self, resource, definition, namespace=None, **params):
         self.writes.append(("apply", resource.kind, definition["metadata"]["name"], params.get("dry_run")))
@@ -89,6 +98,9 @@ class BuildCluster(FakeClient):
         for key, build in list(self.store.items()):
             if key[0] != "Build" or (build.get("status") or {}).get("phase") not in (None, "New"):
                 continue
+            if self.mount_fails:
+                self.stuck_on_mount(key[1], build)
+                continue
             if self.fail_builds:
                 build["status"] = {
                     "phase": "Failed",
@@ -117,6 +129,23 @@ class BuildCluster(FakeClient):
                 }
             )
             status["tags"] = tags
+
+    def stuck_on_mount(self, namespace, build):
+        """The build pod cannot mount the entitlement secret: Pending, and the kubelet's FailedMount event."""
+        build["status"] = {"phase": "Pending"}
+        pod = build["metadata"]["name"] + "-build"
+        self.put(
+            {
+                "kind": "Event",
+                "type": "Warning",
+                "reason": "FailedMount",
+                "message": 'MountVolume.SetUp failed for volume "build-secret-0" : '
+                'secret "etc-pki-entitlement" not found',
+                "count": 3,
+                "involvedObject": {"kind": "Pod", "name": pod, "namespace": namespace},
+                "metadata": {"name": pod + ".17f0a1b2c3d4e5f6", "namespace": namespace},
+            }
+        )
 
     def writes_of(self, *verbs):
         return [w for w in self.writes if w[0] in verbs]
@@ -318,15 +347,24 @@ def test_bad_inputs_fail_before_any_write(monkeypatch):
         ),
     ]
     for args, param in cases:
-        client = cluster()
-        result, failed = go(monkeypatch, client, **args)
-        if param is None:
-            assert not failed, result
-            continue
-        assert client.writes == [], args
-        assert failed, (args, result)
-        assert result["msg"].startswith(param + ":"), (args, result["msg"])
-        assert result.get("param") == param
+        result = fails_before_writing(monkeypatch, args, param)
+        if param is not None:
+            assert result["msg"].startswith(param + ":"), (args, result["msg"])
+            assert result.get("param") == param
+
+
+def fails_before_writing(monkeypatch, args, param, reads=None):
+    """Run with ``args``: no failure when ``param`` is None, else a failure naming it and no write."""
+    client = cluster()
+    result, failed = go(monkeypatch, client, **args)
+    if param is None:
+        assert not failed, result
+        return result
+    assert client.writes == [], args
+    assert failed and param in result["msg"], (args, result)
+    if reads is not None:
+        assert client.reads == reads, args
+    return result
 
 
 def test_missing_driver_toolkit_tag_names_nodes(monkeypatch):
@@ -377,3 +415,92 @@ def test_entitlement_strategy(monkeypatch):
     bc = client.objects("BuildConfig")[0]
     assert bc["spec"]["source"]["secrets"][0]["secret"]["name"] == "etc-pki-entitlement"
     assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "registry.access.redhat.com/ubi9/ubi:latest"
+
+
+class FakeTime(object):
+    """kubernetes.core's Waiter clock without the real sleeping: each sleep advances the clock."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_build_stuck_on_missing_entitlement_mount_names_the_secret_not_the_timeout(monkeypatch):
+    """A build pod Pending on FailedMount: the events say why; raising wait_timeout would not help."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import waiter
+
+    monkeypatch.setattr(waiter, "time", FakeTime())
+    client = cluster(mount_fails=True)
+    result, failed = go(
+        monkeypatch,
+        client,
+        strategy="entitlement",
+        base_image="registry.access.redhat.com/ubi9/ubi:latest",
+        wait_timeout=60,
+        wait_sleep=5,
+    )
+    assert failed, result
+    assert result["param"] == "entitlement_secret"
+    assert result["msg"].startswith("entitlement_secret:"), result["msg"]
+    assert (
+        'FailedMount: MountVolume.SetUp failed for volume "build-secret-0" : secret "etc-pki-entitlement" not found'
+        in (result["msg"])
+    )
+    assert "-1-build" in result["msg"] and result["builds"][0]["phase"] == "Pending"
+
+
+def test_build_stuck_without_events_blames_the_timeout(monkeypatch):
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import waiter
+
+    monkeypatch.setattr(waiter, "time", FakeTime())
+    client = cluster(mount_fails=True)
+    client.stuck_on_mount = lambda namespace, build: build.update(status={"phase": "Running"})
+    result, failed = go(monkeypatch, client, wait_timeout=60, wait_sleep=5)
+    assert failed and result["param"] == "wait_timeout", result
+    assert "not finished after 60s" in result["msg"] and "Raise wait_timeout" in result["msg"]
+
+
+def test_wait_timeout_defaults_to_1800(monkeypatch):
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import waiter
+
+    clock = FakeTime()
+    monkeypatch.setattr(waiter, "time", clock)
+    client = cluster(mount_fails=True)
+    client.stuck_on_mount = lambda namespace, build: build.update(status={"phase": "Running"})
+    result, failed = go(monkeypatch, client, wait_sleep=30)
+    assert failed and "not finished after 1800s" in result["msg"], result
+    assert 1800 <= clock.now < 1800 + 30
+
+
+SPEC_CASES = [
+    (dict(strategy="magic"), "strategy"),
+    (dict(kernel_versions=[K416], os_release={"BOGUS": "x"}), "os_release"),
+    (dict(os_release={"ID": "rhcos"}), "os_release"),
+    (dict(dockerfile="FROM x", git_uri="https://example.com/x.git"), "dockerfile"),
+    (dict(git_ref="main"), "git_ref"),
+    (dict(context_dir="rhel9"), "context_dir"),
+    (dict(node_names="gpu-0"), None),  # a string is a one-element list
+]
+
+
+def test_argument_spec_rules_fail_before_any_read_or_write(monkeypatch):
+    for args, param in SPEC_CASES:
+        fails_before_writing(monkeypatch, args, param, reads=0)
+
+
+def test_node_names_restrict_the_nodes(monkeypatch):
+    client = cluster(nodes=[gpu_node("gpu-0"), gpu_node("gpu-1", kernel=K414, ostree=OST414)])
+    result, failed = go(monkeypatch, client, node_names=["gpu-1"], check=True)
+    assert not failed, result
+    assert list(result["kernels"]) == [K414] and result["kernels"][K414]["nodes"] == ["gpu-1"]
+    result, failed = go(monkeypatch, client, node_names=["gpu-9"])
+    assert failed and result["msg"].startswith("node_names:") and "gpu-9" in result["msg"], result
+    assert client.writes == []
+    result, failed = go(monkeypatch, client, node_names=["worker-0"])
+    assert failed and result["msg"].startswith("node_names:"), result
+    assert client.writes == []

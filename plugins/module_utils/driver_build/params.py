@@ -1,0 +1,192 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""driver_container_build: the parameter checks the argument spec cannot express.
+
+Choices, exclusive options, options that need another one and the keys of
+``os_release`` are in the module's argument spec; what is left here is syntax
+(kernel releases, driver versions, names, image references, build argument
+names) and ranges (``wait_timeout``, ``wait_sleep``). ``validate_params``
+returns the plain configuration dict the rest of the package works with.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import wait_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
+    check_dns_label,
+    check_dns_subdomain,
+    check_image,
+    check_repository,
+)
+
+MODULE = "driver_container_build"
+KERNEL_LABEL = "feature.node.kubernetes.io/kernel-version.full"
+RESERVED_BUILD_ARGS = ("DRIVER_VERSION", "KERNEL_VERSION")
+MIN_WAIT_TIMEOUT = 60
+# BuildConfig <name>-<kernel> names stay within 52 characters (see kernels.buildconfig_name).
+NAME_MAX = 40
+
+# uname -r: 5.14.0-427.22.1.el9_4.x86_64, 4.15.0-1051-aws, 5.15.0-69-generic,
+# 5.14.0-284.54.1.el9_2.aarch64_64k, 4.18.0-193.24.1.el8_2.dt1.x86_64. It becomes
+# part of an image tag ([A-Za-z0-9_.-], at most 128 characters), so nothing else.
+KERNEL_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9]+([._-][A-Za-z0-9]+)*)?$")
+# 550.90.07 / 535.104.05 / 430.26 (full versions) or a branch such as 550.
+DRIVER_FULL_RE = re.compile(r"^[0-9]{3,4}\.[0-9]{1,3}(\.[0-9]{1,3})?$")
+DRIVER_BRANCH_RE = re.compile(r"^[0-9]{3,4}$")
+OS_TAG_RE = re.compile(r"^[a-z]+[0-9]+(\.[0-9]+)*$")
+BUILD_ARG_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def validate_kernel_version(kernel, param="kernel_versions"):
+    kernel = to_text(kernel).strip()
+    if len(kernel) > 64 or not KERNEL_RE.match(kernel):
+        raise GpuopsError(
+            "{0!r} is not a kernel version as `uname -r` / the NFD label {1} prints it "
+            "(expected e.g. 5.14.0-427.22.1.el9_4.x86_64 or 5.15.0-69-generic). "
+            "Fix the value or leave {2} unset to read kernels from the nodes.".format(kernel, KERNEL_LABEL, param),
+            param=param,
+        )
+    return kernel
+
+
+def validate_driver_version(version, strategy):
+    version = to_text(version).strip()
+    if DRIVER_FULL_RE.match(version):
+        return version
+    if DRIVER_BRANCH_RE.match(version):
+        if strategy != "precompiled":
+            raise GpuopsError(
+                "{0!r} is a driver branch; a {1} build compiles one exact driver release. "
+                "Give the full version (e.g. 550.90.07), or use strategy: precompiled "
+                "for branch-tagged precompiled images.".format(version, strategy),
+                param="driver_version",
+            )
+        return version
+    raise GpuopsError(
+        "{0!r} is not an NVIDIA driver version. Give a full version such as 550.90.07 "
+        "or, with strategy: precompiled, a branch such as 550.".format(version),
+        param="driver_version",
+    )
+
+
+def validate_os_tag(value, param="os_tag"):
+    if value is None:
+        return None
+    value = to_text(value)
+    if not OS_TAG_RE.match(value):
+        raise GpuopsError(
+            "{0!r} is not an OS tag: expected <os id><version> such as rhcos4.16, rhel9.6 "
+            "or ubuntu22.04.".format(value),
+            param=param,
+        )
+    return value
+
+
+def validate_name(value):
+    check_dns_label(value, "name")
+    if len(value) > NAME_MAX:
+        raise GpuopsError(
+            "{0!r} is {1} characters long; give at most {2} (the BuildConfig names add the kernel).".format(
+                value, len(value), NAME_MAX
+            ),
+            param="name",
+        )
+    return value
+
+
+def kernel_list(kernels):
+    """The given kernels, checked, without duplicates (None when not given)."""
+    if kernels is None:
+        return None
+    if not kernels:
+        raise GpuopsError("is an empty list; leave it unset to read kernels from the nodes", param="kernel_versions")
+    seen = []
+    for kernel in kernels:
+        kernel = validate_kernel_version(kernel)
+        if kernel not in seen:
+            seen.append(kernel)
+    return seen
+
+
+def check_build_args(build_args):
+    for key in build_args or {}:
+        if not BUILD_ARG_RE.match(to_text(key)):
+            raise GpuopsError(
+                "{0!r} is not a valid build argument name (letters, digits and '_', not starting with a "
+                "digit)".format(key),
+                param="build_args",
+            )
+        if key in RESERVED_BUILD_ARGS:
+            raise GpuopsError(
+                "{0} is set by the module from driver_version / the node kernel; remove it".format(key),
+                param="build_args",
+            )
+    return dict((to_text(k), to_text(v)) for k, v in (build_args or {}).items())
+
+
+def wait_settings(params):
+    """{wait, wait_timeout, wait_sleep} with the module's default timeout, range-checked."""
+    timeout, sleep = wait_params(MODULE, params)
+    if params.get("wait_sleep") is not None:  # 0 is a value to refuse, not "unset"
+        sleep = params["wait_sleep"]
+    wait = params.get("wait", True)
+    if wait and timeout < MIN_WAIT_TIMEOUT:
+        raise GpuopsError(
+            "{0}s is too short for a driver build (it compiles kernel modules); give at least {1} "
+            "or wait: false".format(timeout, MIN_WAIT_TIMEOUT),
+            param="wait_timeout",
+        )
+    if sleep < 1 or (wait and sleep > timeout):
+        raise GpuopsError("must be between 1 and wait_timeout ({0})".format(timeout), param="wait_sleep")
+    return {"wait": wait, "wait_timeout": timeout, "wait_sleep": sleep}
+
+
+def _text_dict(value):
+    """{text: text} without None values (YAML gives numbers and booleans)."""
+    return dict((to_text(k), to_text(v)) for k, v in (value or {}).items() if v is not None)
+
+
+def validate_params(params):
+    """Check and normalise the parameters before anything is read or written; return the configuration."""
+
+    def text(key):
+        return to_text(params.get(key) or "")
+
+    strategy = text("strategy") or "auto"
+    cfg = {
+        "strategy": strategy,
+        # A branch is valid for precompiled images only; "auto" is resolved later
+        # (run() re-checks the version against the resolved strategy).
+        "driver_version": validate_driver_version(
+            text("driver_version"), "precompiled" if strategy in ("auto", "precompiled") else strategy
+        ),
+        "namespace": check_dns_label(text("namespace"), "namespace"),
+        "name": validate_name(text("name")),
+        "kernel_versions": kernel_list(params.get("kernel_versions")),
+        "os_release": _text_dict(params.get("os_release")),
+        "os_tag": validate_os_tag(params.get("os_tag")),
+        "node_selector": _text_dict(params.get("node_selector")),
+        "node_names": list(params.get("node_names") or []),
+        "base_image": check_image(params.get("base_image"), "base_image"),
+        "driver_toolkit_namespace": check_dns_label(text("driver_toolkit_namespace"), "driver_toolkit_namespace"),
+        "driver_toolkit_imagestream": check_dns_label(text("driver_toolkit_imagestream"), "driver_toolkit_imagestream"),
+        "entitlement_secret": check_dns_subdomain(text("entitlement_secret"), "entitlement_secret"),
+        "dockerfile": params.get("dockerfile"),
+        "git_uri": params.get("git_uri"),
+        "git_ref": params.get("git_ref"),
+        "context_dir": params.get("context_dir"),
+        "build_args": check_build_args(params.get("build_args")),
+        "registry": check_repository(text("registry").rstrip("/"), "registry"),
+        "precompiled_image": check_repository(text("precompiled_image"), "precompiled_image"),
+        "prune_stale": bool(params.get("prune_stale")),
+    }
+    cfg.update(wait_settings(params))
+    return cfg
