@@ -68,4 +68,5 @@ def wait_params(module_name, params):
     timeout = params.get("wait_timeout")
     if timeout is None:
         timeout = WAIT_TIMEOUTS[module_name]
-    return timeout, params.get("wait_sleep") or WAIT_SLEEP
+    sleep = params.get("wait_sleep")
+    return timeout, WAIT_SLEEP if sleep is None else sleep
