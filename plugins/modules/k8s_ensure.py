@@ -20,7 +20,7 @@ description:
     (the collection's integration tests count them in the API server's audit log).
   - An object that is missing or different is written with one server-side apply (field manager O(field_manager),
     conflicts forced), so the fields of the manifest are owned by the collection and fields it no longer sets are
-    removed. Before the first write, every write is sent as a server-side dry run: a manifest the server would
+    removed. Before the first write, every write is sent as a server-side dry run; a manifest the server would
     refuse stops the task with nothing written.
   - Namespaces and CustomResourceDefinitions in the list are written first; objects of a kind that a
     CustomResourceDefinition of the same list brings are written once it is Established.

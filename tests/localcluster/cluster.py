@@ -93,8 +93,10 @@ class LocalCluster(object):
             with open(ports_file) as f:
                 self.ports = json.load(f)
         else:
+            if port_offset is None and os.environ.get("GPUOPS_PORT_OFFSET"):
+                port_offset = int(os.environ["GPUOPS_PORT_OFFSET"])
             if port_offset is None:
-                port_offset = int(os.environ.get("GPUOPS_PORT_OFFSET", "0") or 0)
+                port_offset = free_offset()
             self.ports = dict((k, v + port_offset) for k, v in PORTS.items())
         self.pki = os.path.join(self.workdir, "pki")
         self.logs = os.path.join(self.workdir, "logs")
@@ -473,6 +475,12 @@ class LocalCluster(object):
             log("already running (kubeconfig {0})".format(self.kubeconfig))
             return self.read_state()
         self.down(quiet=True)
+        if not all(port_free(port) for port in self.ports.values()):
+            # Another work directory's cluster took these ports since they were chosen.
+            offset = free_offset()
+            self.ports = dict((k, v + offset) for k, v in PORTS.items())
+            self.server = "https://127.0.0.1:{0}".format(self.ports["apiserver"])
+            log("ports in use by another cluster; using offset {0}".format(offset))
         bins = bins or find_binaries()
         self.prepare()
         # .localcluster/bin: kubectl & co. of the right version for humans.
@@ -598,6 +606,18 @@ def find_binaries():
     """Directory with the six binaries: cached build, or built now (cold)."""
     proc = subprocess.run(["bash", os.path.join(HERE, "build.sh")], stdout=subprocess.PIPE, check=True)
     return proc.stdout.decode().strip().splitlines()[-1]
+
+
+def free_offset(step=100, tries=50):
+    """The first port offset at which every port of the test bed is free.
+
+    Clusters of other work directories (git worktrees, CI next to a developer)
+    then run side by side instead of answering each other's requests.
+    """
+    for n in range(tries):
+        if all(port_free(port + n * step) for port in PORTS.values()):
+            return n * step
+    raise RuntimeError("no free port range for the local cluster (set GPUOPS_PORT_OFFSET)")
 
 
 def port_free(port):
