@@ -59,7 +59,7 @@ options:
     choices: [present, absent]
     default: present
   namespace:
-    description: Namespace for namespaced objects whose manifest has none.
+    description: Namespace for the namespaced objects whose manifest has none.
     type: str
   owner:
     description:
@@ -102,7 +102,7 @@ requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
 notes:
-  - Manifests should use the server's canonical forms (for example C(500m), not C(0.5), for CPU): a value the
+  - Manifests should use the server's canonical forms (for example C(500m), not C(0.5), for CPU). A value the
     server rewrites would look different on every run and be applied again (never wrongly, but not for free).
 """
 
