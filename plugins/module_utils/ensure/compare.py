@@ -3,11 +3,9 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """k8s_ensure: does the server already hold what we want? (pure functions)
 
-The compare-before-write test is what keeps a no-op run free of write
-requests: a desired field must be present with the same value; fields the
-server added (defaults, status, metadata) are ignored. An empty map or list in
-the manifest also matches a field the server left out (it drops some empty
-values on write, which would otherwise look like a change on every run).
+The compare-before-write test (kube.object_contains) is what keeps a no-op
+run free of write requests: a desired field must be present with the same
+value; fields the server added (defaults, status, metadata) are ignored.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,31 +14,9 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import diff_entry, merge_patch
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import diff_entry, merge_patch, object_contains
 
 MASK = "VALUE_HIDDEN"
-
-
-def contains(existing, desired):
-    """True when ``existing`` holds every field of ``desired`` with the same value."""
-    if isinstance(desired, dict):
-        if not isinstance(existing, dict):
-            return False
-        for key, value in desired.items():
-            if key not in existing:
-                if value in ({}, []):
-                    continue
-                return False
-            if not contains(existing[key], value):
-                return False
-        return True
-    if isinstance(desired, list):
-        if not isinstance(existing, list) or len(existing) != len(desired):
-            return False
-        return all(contains(e, d) for e, d in zip(existing, desired))
-    if isinstance(desired, bool) or isinstance(existing, bool):
-        return type(desired) is type(existing) and desired == existing
-    return desired == existing
 
 
 def decide(existing, desired, state):
@@ -49,7 +25,7 @@ def decide(existing, desired, state):
         return "deleted" if existing else "absent"
     if existing is None:
         return "created"
-    return "unchanged" if contains(existing, desired) else "updated"
+    return "unchanged" if object_contains(existing, desired) else "updated"
 
 
 def predicted(existing, desired):
