@@ -182,13 +182,18 @@ def object_contains(existing, desired):
     """True when every field of ``desired`` is present with the same value in ``existing``.
 
     Server defaults (extra keys) are tolerated; lists must have the same length
-    and each element must contain the desired element. This is the
-    compare-before-write test that keeps a second run free of mutating requests.
+    and each element must contain the desired element; an empty map or list
+    also matches a field the server left out (it drops some empty values on
+    write). This is the compare-before-write test that keeps a second run free
+    of mutating requests.
     """
     if isinstance(desired, dict):
         if not isinstance(existing, dict):
             return False
-        return all(k in existing and object_contains(existing[k], v) for k, v in desired.items())
+        return all(
+            (k in existing and object_contains(existing[k], v)) or (k not in existing and v in ({}, []))
+            for k, v in desired.items()
+        )
     if isinstance(desired, list):
         if not isinstance(existing, list) or len(existing) != len(desired):
             return False

@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""k8s_ensure: wait for workloads to be ready, or for deleted objects to be gone, all at once.
+
+The predicates are kubernetes.core's (DaemonSet, Deployment, StatefulSet, Pod;
+a Job waits for its Complete condition); each object gets its own
+kubernetes.core Waiter, and the waiters run side by side, so twenty
+DaemonSets take as long as the slowest one, not the sum.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import parallel_map
+
+try:
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import (
+        RESOURCE_PREDICATES,
+        Waiter,
+        custom_condition,
+        resource_absent,
+    )
+except ImportError:  # reported by common.new_module (kubernetes.core is required)
+    RESOURCE_PREDICATES = {}
+
+JOB_COMPLETE = {"type": "Complete", "status": "True"}
+WAITABLE = ("DaemonSet", "Deployment", "StatefulSet", "Pod", "Job")
+
+
+def status_line(item, obj):
+    """'DaemonSet gpu/driver: 2/3 ready' from the object as read (a ResourceInstance)."""
+    status = (obj.to_dict() if hasattr(obj, "to_dict") else obj or {}).get("status") or {}
+    if item.kind == "DaemonSet":
+        return "{0}: {1}/{2} ready".format(
+            item.describe(), status.get("numberReady", 0), status.get("desiredNumberScheduled", "?")
+        )
+    if item.kind in ("Deployment", "StatefulSet"):
+        want = ((obj.to_dict() if hasattr(obj, "to_dict") else obj or {}).get("spec") or {}).get("replicas", 1)
+        ready = status.get("readyReplicas", 0)
+        return "{0}: {1}/{2} ready".format(item.describe(), ready, want)
+    if item.kind == "Job":
+        return "{0}: {1} succeeded, {2} active".format(
+            item.describe(), status.get("succeeded", 0), status.get("active", 0)
+        )
+    return "{0}: {1}".format(item.describe(), status.get("phase", "waiting"))
+
+
+def _ready_predicate(item):
+    if item.kind == "Job":
+        return lambda obj: custom_condition(JOB_COMPLETE, obj)
+    return RESOURCE_PREDICATES[item.kind]
+
+
+def _watch(item, predicate, progress, absent):
+    """The predicate, reporting each look (the last line of an object says how it ended)."""
+
+    def watched(obj):
+        done = predicate(obj)
+        if absent:
+            progress("{0}: {1}".format(item.describe(), "gone" if done else "still present"))
+        elif obj is not None:
+            progress(status_line(item, obj))
+        return done
+
+    return watched
+
+
+def wait_all(client, items, timeout, sleep, progress, absent=False):
+    """Wait for every item (ready, or gone when ``absent``); raise naming those that are not."""
+    if absent:
+        targets = [i for i in items if i.action == "deleted"]
+    else:
+        targets = [i for i in items if i.kind in WAITABLE and i.resource is not None]
+    if not targets:
+        return 0
+
+    def wait_one(item):
+        predicate = resource_absent if absent else _ready_predicate(item)
+        waiter = Waiter(client, item.resource, _watch(item, predicate, progress, absent))
+        ok, dummy, elapsed = waiter.wait(timeout=timeout, sleep=sleep, name=item.name, namespace=item.namespace)
+        return ok, elapsed
+
+    results = parallel_map(wait_one, targets, min(32, len(targets)))
+    late = []
+    longest = 0
+    for item, result, exc in results:
+        if exc is not None:
+            raise exc
+        ok, elapsed = result
+        longest = max(longest, elapsed)
+        if not ok:
+            late.append(item.describe())
+    if late:
+        raise GpuopsError(
+            "{0} after {1}s: {2}. Read their events and pod states, or raise wait_timeout.".format(
+                "still present" if absent else "not ready", timeout, ", ".join(late)
+            ),
+            param="wait_timeout",
+            progress=progress.events,
+        )
+    return longest

@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""k8s_ensure: read everything, decide, validate every write, then write, prune and wait.
+
+Order of a present run:
+1. check the manifests and resolve every kind (no request writes),
+2. GET every object and compare; prune candidates are listed,
+3. server-side dry run of every write that can be checked now,
+4. Namespaces and CRDs (waiting for CRDs to be Established), then dry runs of
+   the objects that live in them, then every other write in the given order,
+5. prune, then wait for readiness.
+Check mode stops after 2.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import wait_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.compare import decide, item_diff
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.manifests import (
+    FOUNDATION_KINDS,
+    build_items,
+    foundation_first,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.prune import stale_items
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.readiness import wait_all
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.resolve import (
+    check_namespaces,
+    find_resource,
+    read_existing,
+    rediscover,
+    resolve_kinds,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.writes import apply, delete, wait_established
+
+CHANGING = ("created", "updated")
+
+
+def _check_params(params):
+    timeout, sleep = wait_params("k8s_ensure", params)
+    if timeout < 1:
+        raise GpuopsError("must be at least 1 (seconds).", param="wait_timeout")
+    if sleep < 1:
+        raise GpuopsError("must be at least 1 (seconds).", param="wait_sleep")
+    return timeout, sleep
+
+
+def plan(client, params):
+    """Items with their existing state and action, plus the stale ones (reads only)."""
+    items = build_items(params["definitions"], params["namespace"], params["owner"])
+    resolve_kinds(client, items)
+    if params["state"] == "present":
+        check_namespaces(client, items)
+    read_existing(client, items)
+    for item in items:
+        item.action = decide(item.existing, item.body, params["state"])
+    stale = []
+    if params["prune"] and params["state"] == "present":
+        stale = stale_items(client, items, params["owner"], params["prune_kinds"])
+    return items, stale
+
+
+def _checkable_now(item, new_namespaces):
+    return item.resource is not None and not (item.namespaced and item.namespace in new_namespaces)
+
+
+def converge(client, items, field_manager, timeout, sleep, progress):
+    """Write the changing items: validated by dry runs first, foundation objects first."""
+    changing = [i for i in foundation_first(items) if i.action in CHANGING]
+    new_namespaces = set(i.name for i in changing if i.kind == "Namespace" and i.action == "created")
+    now = [i for i in changing if _checkable_now(i, new_namespaces)]
+    later = [i for i in changing if not _checkable_now(i, new_namespaces)]
+    for item in now:
+        apply(client, item, field_manager, dry_run=True)
+    for item in (i for i in now if i.kind in FOUNDATION_KINDS):
+        apply(client, item, field_manager)
+        progress("{0} {1}".format(item.describe(), item.action))
+    if any(i.kind == "CustomResourceDefinition" for i in now):
+        wait_established(client, now, timeout, sleep, progress)
+        rediscover(client)
+    for item in later:
+        item.resource = item.resource or find_resource(client, item.api_version, item.kind)
+        if item.resource is None:
+            raise GpuopsError(
+                "{0}: its kind is still not served after its CRD was created.".format(item.describe()),
+                param="definitions",
+            )
+        apply(client, item, field_manager, dry_run=True)
+    for item in (i for i in changing if i.kind not in FOUNDATION_KINDS):
+        apply(client, item, field_manager)
+        progress("{0} {1}".format(item.describe(), item.action))
+
+
+def remove(client, doomed, timeout, sleep, progress, wait=True):
+    """Delete in the given order (callers pass reverse order), then wait until all are gone."""
+    for item in doomed:
+        delete(client, item)
+        progress("{0} deleted".format(item.describe()))
+    if wait:
+        wait_all(client, doomed, timeout, sleep, progress, absent=True)
+
+
+def _result(items, stale, diff_mode):
+    changed = any(i.action in CHANGING + ("deleted",) for i in items) or bool(stale)
+    result = {
+        "changed": changed,
+        "objects": [i.summary() for i in items],
+        "pruned": [i.summary() for i in stale],
+    }
+    if diff_mode:
+        result["diff"] = [d for d in (item_diff(i) for i in items + stale) if d]
+    return result
+
+
+def run(module, client, svc):
+    params = module.params
+    started = time.monotonic()
+    timeout, sleep = _check_params(params)
+    progress = Progress(module)
+    items, stale = plan(client, params)
+    result = _result(items, stale, module._diff)
+    if not module.check_mode:
+        if params["state"] == "present":
+            converge(client, items, params["field_manager"], timeout, sleep, progress)
+            remove(client, stale, timeout, sleep, progress)
+            if params["wait"]:
+                wait_all(client, items, timeout, sleep, progress)
+        else:
+            doomed = [i for i in reversed(items) if i.action == "deleted"]
+            remove(client, doomed, timeout, sleep, progress)
+    result["progress"] = progress.events
+    result["duration"] = round(time.monotonic() - started, 2)
+    return result

@@ -1,0 +1,210 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: k8s_ensure
+short_description: Apply a list of Kubernetes manifests, sending nothing when the cluster already matches
+version_added: 0.1.0
+author:
+  - gpuops.cluster maintainers (!UNKNOWN)
+description:
+  - Converges a whole list of objects in one task, the way every role of the collection applies its manifests.
+  - Each object is read and compared with the manifest first. When every field of the manifest already has the
+    same value on the server, nothing is sent, so a run that changes nothing makes no write request at all
+    (the collection's integration tests count them in the API server's audit log).
+  - An object that is missing or different is written with one server-side apply (field manager O(field_manager),
+    conflicts forced), so the fields of the manifest are owned by the collection and fields it no longer sets are
+    removed. Before the first write, every write is sent as a server-side dry run; a manifest the server would
+    refuse stops the task with nothing written.
+  - Namespaces and CustomResourceDefinitions in the list are written first; objects of a kind that a
+    CustomResourceDefinition of the same list brings are written once it is Established.
+  - Every object written carries the label C(app.kubernetes.io/managed-by=gpuops.cluster), and
+    C(gpuops.cluster/owner=<owner>) when O(owner) is set; O(prune) deletes objects of an owner that left the list.
+  - O(state=absent) deletes the listed objects in reverse order and waits until they are gone.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.wait
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: No write request is sent, not even a dry run; the result says what each object would become.
+  diff_mode:
+    support: full
+    details: C(diff) is a list with one before/after entry per object that changes. Secret values are hidden.
+  platform:
+    platforms: all
+options:
+  definitions:
+    description:
+      - The manifests, as a list of dictionaries (for example C("{{ lookup('template', 'x.yaml.j2') | from_yaml_all }}")).
+        Items of a C(*List) kind are expanded.
+      - Each needs C(apiVersion), C(kind) and C(metadata.name); namespaced objects need C(metadata.namespace) or
+        O(namespace).
+      - A C(Secret)'s C(stringData) is stored as C(data), as the server would.
+    type: list
+    elements: raw
+    required: true
+  state:
+    description:
+      - V(present) creates or updates the objects; V(absent) deletes them (in reverse order) and waits until they
+        are gone.
+    type: str
+    choices: [present, absent]
+    default: present
+  namespace:
+    description: Namespace for the namespaced objects whose manifest has none.
+    type: str
+  owner:
+    description:
+      - Value of the label C(gpuops.cluster/owner) put on every object, naming the role or task that owns it.
+      - Needed by O(prune).
+    type: str
+  prune:
+    description:
+      - Delete the objects that carry C(app.kubernetes.io/managed-by=gpuops.cluster) and
+        C(gpuops.cluster/owner=<owner>), are of a kind in O(definitions) or O(prune_kinds), and are not in
+        O(definitions) (anywhere in the cluster). Objects without both labels are never touched.
+    type: bool
+    default: false
+  prune_kinds:
+    description: More kinds to prune, for when the list no longer holds any object of that kind.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      kind:
+        description: The kind.
+        type: str
+        required: true
+      api_version:
+        description: Its group/version.
+        type: str
+        default: v1
+  field_manager:
+    description: The field manager of the server-side apply.
+    type: str
+    default: gpuops.cluster
+  wait:
+    description:
+      - After the writes, wait until every DaemonSet, Deployment and StatefulSet of the list is ready, every Job
+        has completed and every Pod is ready, all at the same time, up to O(wait_timeout).
+      - Deletions (O(state=absent), O(prune)) are always waited for.
+    type: bool
+    default: false
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+notes:
+  - Manifests should use the server's canonical forms (for example C(500m), not C(0.5), for CPU). A value the
+    server rewrites would look different on every run and be applied again (never wrongly, but not for free).
+"""
+
+EXAMPLES = r"""
+- name: Converge the driver objects of one role
+  gpuops.cluster.k8s_ensure:
+    definitions: "{{ lookup('ansible.builtin.template', 'driver.yaml.j2') | ansible.builtin.from_yaml_all | list }}"
+    owner: driver
+    prune: true
+    wait: true
+    wait_timeout: 900
+
+- name: Remove them again
+  gpuops.cluster.k8s_ensure:
+    definitions: "{{ lookup('ansible.builtin.template', 'driver.yaml.j2') | ansible.builtin.from_yaml_all | list }}"
+    state: absent
+
+- name: One ConfigMap in a namespace given once
+  gpuops.cluster.k8s_ensure:
+    namespace: gpu-monitoring
+    definitions:
+      - apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: dashboards
+        data:
+          gpu.json: "{}"
+"""
+
+RETURN = r"""
+objects:
+  description: Every object of the list and what happened to it (or would, in check mode).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    apiVersion:
+      description: Its apiVersion.
+      type: str
+    kind:
+      description: Its kind.
+      type: str
+    namespace:
+      description: Its namespace (null for cluster-scoped objects).
+      type: str
+    name:
+      description: Its name.
+      type: str
+    action:
+      description: C(created), C(updated), C(unchanged), C(deleted) or C(absent).
+      type: str
+  sample:
+    - {apiVersion: apps/v1, kind: DaemonSet, namespace: nvidia-gpu-operator, name: nvidia-driver, action: unchanged}
+pruned:
+  description: Objects deleted by O(prune), in the same form as RV(objects).
+  returned: always
+  type: list
+  elements: dict
+diff:
+  description: One before/after entry per object that changes (with C(--diff)).
+  returned: when diff mode is on
+  type: list
+  elements: dict
+progress:
+  description: What happened while writing and waiting, with the time since the start.
+  returned: always
+  type: list
+  elements: str
+  sample: ["t+3s DaemonSet gpu/nvidia-driver: 1/2 ready"]
+duration:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+"""
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec, wait_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.runner import run
+
+
+def argument_spec():
+    return module_spec(
+        wait_spec(with_wait=True, wait_default=False),
+        definitions=dict(type="list", elements="raw", required=True),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        namespace=dict(type="str"),
+        owner=dict(type="str"),
+        prune=dict(type="bool", default=False),
+        prune_kinds=dict(
+            type="list",
+            elements="dict",
+            default=[],
+            options=dict(kind=dict(type="str", required=True), api_version=dict(type="str", default="v1")),
+        ),
+        field_manager=dict(type="str", default="gpuops.cluster"),
+    )
+
+
+def main():
+    module = new_module(argument_spec(), supports_check_mode=True, required_if=[("prune", True, ("owner",))])
+    run_module(module, run)
+
+
+if __name__ == "__main__":
+    main()

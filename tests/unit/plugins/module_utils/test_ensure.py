@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+"""k8s_ensure's pure parts: manifest checks, normalisation, compare, diff."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import compare, manifests
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import object_contains
+
+
+def cm(name, ns="gpu", **data):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}, "data": data}
+
+
+def test_lists_are_flattened_and_labels_added():
+    items = manifests.build_items(
+        [{"apiVersion": "v1", "kind": "List", "items": [cm("a"), cm("b")]}, cm("c")], owner="driver"
+    )
+    assert [i.name for i in items] == ["a", "b", "c"]
+    labels = items[0].body["metadata"]["labels"]
+    assert labels == {"app.kubernetes.io/managed-by": "gpuops.cluster", "gpuops.cluster/owner": "driver"}
+
+
+def test_label_values_become_strings_and_nulls_vanish():
+    body = cm("a")
+    body["metadata"]["labels"] = {"gpu": True, "count": 2}
+    body["spec"] = {"x": None}
+    item = manifests.build_items([body])[0]
+    assert item.body["metadata"]["labels"]["gpu"] == "true" and item.body["metadata"]["labels"]["count"] == "2"
+    assert item.body["spec"] == {}
+
+
+def test_secret_string_data_is_stored_as_data():
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "n"},
+        "stringData": {"pem": "abc"},
+    }
+    item = manifests.build_items([secret])[0]
+    assert item.body["data"] == {"pem": "YWJj"} and "stringData" not in item.body
+
+
+@pytest.mark.parametrize(
+    "definitions, fragment",
+    [
+        (["text"], "not a manifest"),
+        ([{"kind": "ConfigMap", "metadata": {"name": "a"}}], "no apiVersion"),
+        ([{"apiVersion": "v1", "metadata": {"name": "a"}}], "no kind"),
+        ([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "a-"}}], "metadata.name"),
+        ([cm("Upper")], "not a valid object name"),
+        ([cm("a"), cm("a")], "also item 0"),
+        ([cm("a", ns="Bad_NS")], "metadata.namespace"),
+    ],
+)
+def test_bad_manifests_name_the_item(definitions, fragment):
+    with pytest.raises(GpuopsError) as err:
+        manifests.build_items(definitions)
+    assert err.value.param == "definitions" and fragment in str(err.value)
+
+
+def test_rbac_names_may_hold_colons():
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "gpuops:reader"}}
+    assert manifests.build_items([role])[0].name == "gpuops:reader"
+
+
+def test_foundation_first_keeps_given_order_otherwise():
+    objs = [cm("a"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu"}}, cm("b")]
+    items = manifests.foundation_first(manifests.build_items(objs))
+    assert [i.name for i in items] == ["gpu", "a", "b"]
+
+
+def test_crd_kinds_from_the_list():
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.gpu.example.com"},
+        "spec": {
+            "group": "gpu.example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget"},
+            "versions": [{"name": "v1"}, {"name": "v2"}],
+        },
+    }
+    assert manifests.crd_kinds(manifests.build_items([crd])) == {
+        ("gpu.example.com/v1", "Widget"): True,
+        ("gpu.example.com/v2", "Widget"): True,
+    }
+
+
+def test_settle_namespace_uses_default_or_names_the_option():
+    item = manifests.build_items([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}], "dflt")[0]
+    item.namespaced = True
+    manifests.settle_namespace(item)
+    assert item.namespace == "dflt"
+    item = manifests.build_items([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}])[0]
+    item.namespaced = True
+    with pytest.raises(GpuopsError) as err:
+        manifests.settle_namespace(item)
+    assert err.value.param == "namespace"
+
+
+def test_contains_ignores_server_defaults_but_not_changes():
+    server = {
+        "metadata": {"name": "a", "uid": "1", "labels": {"x": "1"}},
+        "spec": {"ports": [{"port": 1, "protocol": "TCP"}]},
+    }
+    assert object_contains(server, {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 1}]}})
+    assert not object_contains(server, {"spec": {"ports": [{"port": 2}]}})
+    assert not object_contains(server, {"spec": {"ports": [{"port": 1}, {"port": 2}]}})
+    # an empty map the server dropped is not a change; a missing non-empty one is
+    assert object_contains(server, {"spec": {"template": {}}})
+    assert not object_contains(server, {"spec": {"template": {"a": 1}}})
+    assert not object_contains({"a": 1}, {"a": True})
+
+
+def test_decide():
+    assert compare.decide(None, {"a": 1}, "present") == "created"
+    assert compare.decide({"a": 1, "b": 2}, {"a": 1}, "present") == "unchanged"
+    assert compare.decide({"a": 2}, {"a": 1}, "present") == "updated"
+    assert compare.decide({"a": 2}, {"a": 1}, "absent") == "deleted"
+    assert compare.decide(None, {"a": 1}, "absent") == "absent"
+
+
+def test_diff_hides_secret_values_and_skips_unchanged():
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "n"},
+        "data": {"k": "c2VjcmV0"},
+    }
+    item = manifests.build_items([secret])[0]
+    item.existing, item.action = None, "created"
+    entry = compare.item_diff(item)
+    assert entry["after"]["data"] == {"k": compare.MASK} and entry["before_header"] == "Secret n/s"
+    item.action = "unchanged"
+    assert compare.item_diff(item) is None
