@@ -69,6 +69,11 @@ def prune(obj):
     return obj
 
 
+def diffs(result):
+    """{MachineSet name: diff entry} from the diff list (one before/after entry per object)."""
+    return dict((e["before_header"].rsplit("/", 1)[1], e) for e in result["diff"])
+
+
 def gpu_name(source):
     """Seed 000's manual naming: <infra>-worker-<zone> -> <infra>-gpu-<zone>."""
     return source.replace("-worker-", "-gpu-", 1)
@@ -149,8 +154,8 @@ def test_check_create_idempotent_update(cluster, ansible_task, workers):
     item = result["machinesets"][0]
     assert (item["name"], item["source"], item["action"], item["changed"]) == (target, source, "created", True)
     assert item["instance_type"] == GPU_TYPE and item["zone"] and item["replicas"] == 1
-    assert result["diff"]["before"][target] == {}
-    assert result["diff"]["after"][target]["metadata"]["name"] == target
+    assert diffs(result)[target]["before"] == {}
+    assert diffs(result)[target]["after"]["metadata"]["name"] == target
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     assert get_ms(cluster, target) is None
 
@@ -190,8 +195,8 @@ def test_check_create_idempotent_update(cluster, ansible_task, workers):
     result = ansible_task(MODULE, dict(args, replicas=2), diff=True)
     assert not result.get("failed"), result
     assert result["changed"] is True and result["machinesets"][0]["action"] == "updated"
-    assert result["diff"]["before"][target] == {"spec": {"replicas": 1}}
-    assert result["diff"]["after"][target] == {"spec": {"replicas": 2}}
+    assert diffs(result)[target]["before"] == {"spec": {"replicas": 1}}
+    assert diffs(result)[target]["after"] == {"spec": {"replicas": 2}}
     writes = cluster.audit.writes_since(mark)
     assert [(w["verb"], w["resource"], w["name"]) for w in writes] == [("patch", "machinesets", target)]
     assert get_ms(cluster, target)["spec"]["replicas"] == 2
@@ -240,7 +245,8 @@ def test_all_workers_wait_then_absent(cluster, ansible_task, workers):
     # absent in check mode, then for real with wait, then again
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, {"state": "absent", "all_workers": True}, check=True, diff=True)
-    assert result["changed"] is True and sorted(result["diff"]["before"]) == targets
+    assert result["changed"] is True and sorted(diffs(result)) == targets
+    assert all(e["after"] == {} and e["before"]["metadata"]["name"] for e in result["diff"])
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     mark = cluster.audit.mark()
     result = ansible_task(

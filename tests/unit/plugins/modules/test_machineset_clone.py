@@ -7,9 +7,10 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import machineset as M
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import model as M
 from ansible_collections.gpuops.cluster.plugins.modules import machineset_clone
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import (
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machineset_fixtures import (
     INFRA,
     aws_machineset,
     vsphere_machineset,
@@ -22,6 +23,15 @@ TARGET = INFRA + "-gpu-us-east-2a"
 
 def cluster():
     return FakeClient([aws_machineset(z) for z in ("us-east-2a", "us-east-2b", "us-east-2c")])
+
+
+def diffs(result):
+    """{MachineSet name: diff entry} from the diff list (one before/after entry per object)."""
+    out = {}
+    for entry in result["diff"]:
+        assert entry["before_header"] == entry["after_header"]
+        out[entry["before_header"].rsplit("/", 1)[1]] = entry
+    return out
 
 
 def go(monkeypatch, client, check=False, diff=False, **args):
@@ -39,7 +49,7 @@ def test_create_then_idempotent(monkeypatch):
     assert item["zone"] == "us-east-2a" and item["instance_type"] == "g4dn.xlarge" and item["replicas"] == 1
     assert item["gpu"]["gpu_model"] == "Tesla-T4"
     created = [o for o in client.objects("MachineSet") if o["metadata"]["name"] == TARGET][0]
-    assert created["metadata"]["labels"][M.MANAGED_LABEL] == M.MANAGED_VALUE
+    assert created["metadata"]["labels"][MANAGED_BY_LABEL] == MANAGED_BY
     assert created["spec"]["template"]["spec"]["metadata"]["labels"] == {"node-role.kubernetes.io/gpu": ""}
     assert "status" not in created
 
@@ -56,8 +66,9 @@ def test_check_mode_writes_nothing_and_reports(monkeypatch):
     assert client.writes == []
     assert result["changed"] is True
     assert [i["action"] for i in result["machinesets"]] == ["created"] * 3
-    assert sorted(result["diff"]["after"]) == [INFRA + "-gpu-us-east-2" + z for z in "abc"]
-    assert result["diff"]["before"][TARGET] == {}
+    assert sorted(diffs(result)) == [INFRA + "-gpu-us-east-2" + z for z in "abc"]
+    assert diffs(result)[TARGET]["before"] == {}
+    assert diffs(result)[TARGET]["after"]["metadata"]["name"] == TARGET
 
 
 def test_update_with_diff(monkeypatch):
@@ -68,8 +79,9 @@ def test_update_with_diff(monkeypatch):
     assert not failed, result
     assert [w[:3] for w in client.writes] == [("patch", "MachineSet", TARGET)]
     assert result["machinesets"][0]["action"] == "updated" and result["machinesets"][0]["replicas"] == 2
-    assert result["diff"]["before"][TARGET] == {"spec": {"replicas": 1}}
-    assert result["diff"]["after"][TARGET] == {"spec": {"replicas": 2}}
+    assert diffs(result)[TARGET]["before"] == {"spec": {"replicas": 1}}
+    assert diffs(result)[TARGET]["after"] == {"spec": {"replicas": 2}}
+    assert diffs(result)[TARGET]["before_header"] == "MachineSet openshift-machine-api/" + TARGET
     assert len(client.objects("MachineSet")) == 4  # updated, not duplicated
 
 
@@ -240,7 +252,7 @@ def test_unknown_type_allowed_with_warning(monkeypatch):
 
 
 def test_validate_instance_type_refused_off_aws(monkeypatch):
-    from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import azure_machineset
+    from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machineset_fixtures import azure_machineset
 
     client = FakeClient([azure_machineset("1")])
     result, failed = go(
