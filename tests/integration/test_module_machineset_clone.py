@@ -100,7 +100,7 @@ def clean(cluster):
     """Remove what a test created (GPU MachineSets and helper MachineSets) and wait for their Machines."""
     yield
     api = custom(cluster)
-    doomed = [m["metadata"]["name"] for m in list_ms(cluster, MANAGED) + list_ms(cluster, TEST_LABEL)]
+    doomed = sorted(set(m["metadata"]["name"] for m in list_ms(cluster, MANAGED) + list_ms(cluster, TEST_LABEL)))
     for name in doomed:
         api.delete_namespaced_custom_object(GROUP, VERSION, NS, "machinesets", name)
     if doomed:
@@ -270,6 +270,57 @@ def test_absent_never_deletes_a_users_machineset(cluster, ansible_task, workers)
     assert any("users-own-gpu" in w for w in result.get("warnings", []))
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     assert get_ms(cluster, "users-own-gpu") is not None
+
+
+def test_second_source_in_same_zone_is_refused_not_taken_over(cluster, ansible_task, workers):
+    """A worker and an infra MachineSet of one zone map to one default name: the second clone must not patch the first."""
+    source = workers[0]
+    target = gpu_name(source)
+    infra = source.replace("-worker-", "-infra-", 1)
+    helper_ms(cluster, source, infra, role="infra")
+
+    result = ansible_task(MODULE, {"source": source, "instance_type": GPU_TYPE})
+    assert not result.get("failed"), result
+    assert result["machinesets"][0]["name"] == target and result["machinesets"][0]["action"] == "created"
+    wait_until(
+        lambda: (get_ms(cluster, target).get("status") or {}).get("replicas") is not None,
+        60,
+        what="machine-api to take the GPU MachineSet",
+    )
+    first = get_ms(cluster, target)
+
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"source": infra, "instance_type": "p3.2xlarge", "replicas": 0})
+    assert result.get("failed") is True, result
+    msg = result["msg"]
+    assert msg.startswith("name_pattern:"), msg
+    assert source in msg and infra in msg and target in msg and "{role}" in msg, msg
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+    now = get_ms(cluster, target)
+    assert now["spec"] == first["spec"] and now["spec"]["replicas"] == 1
+    assert now["metadata"]["annotations"] == first["metadata"]["annotations"]
+    assert now["metadata"]["annotations"]["gpuops.cluster/source-machineset"] == source
+    assert now["metadata"]["labels"] == first["metadata"]["labels"]
+
+    # state=absent for the infra source does not delete the worker's GPU MachineSet either
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"state": "absent", "source": infra})
+    assert result.get("failed") is True and result["msg"].startswith("name_pattern:"), result
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+    assert get_ms(cluster, target) is not None
+
+    # a pattern that tells the sources apart gives the infra source its own GPU MachineSet
+    mark = cluster.audit.mark()
+    result = ansible_task(
+        MODULE,
+        {"source": infra, "instance_type": GPU_TYPE, "replicas": 0, "name_pattern": "{infra}-gpu-{role}-{suffix}"},
+    )
+    assert not result.get("failed"), result
+    second = result["machinesets"][0]["name"]
+    assert second != target and "-gpu-infra-" in second
+    writes = cluster.audit.writes_since(mark)
+    assert [(w["verb"], w["name"]) for w in writes] == [("create", second)], writes
+    assert get_ms(cluster, target)["spec"] == first["spec"]
 
 
 # --------------------------------------------------------------------------- bad inputs
