@@ -128,6 +128,8 @@ GCP_ATTACHABLE_GPU_TYPES = (
     "nvidia-tesla-t4",
 )
 GCP_ATTACHABLE_FAMILIES = ("n1-",)
+# GCP families whose machine type brings its GPUs (A100, H100, L4): no gpus[] to give.
+GCP_BUNDLED_GPU_FAMILIES = ("a2-", "a3-", "g2-")
 
 
 def _key(provider, instance_type):

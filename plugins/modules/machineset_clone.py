@@ -36,6 +36,7 @@ description:
     O(validate_instance_type) that it is offered in each zone) before the first write.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.wait
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -61,6 +62,9 @@ options:
     description:
       - Name of the worker MachineSet to clone.
       - Mutually exclusive with O(all_workers). One of them is required with O(state=present).
+      - Each source gets its own GPU MachineSet. A GPU MachineSet that exists under the target name but was cloned from
+        another source (annotation C(gpuops.cluster/source-machineset)) is never changed or deleted; the task fails
+        and asks for a O(name_pattern) that tells the sources apart (for example with C({role}) or C({source})).
     type: str
   all_workers:
     description:
@@ -90,6 +94,8 @@ options:
       - The default turns C(mycluster-x7k2p-worker-us-east-2a) into C(mycluster-x7k2p-gpu-us-east-2a), as in the
         OpenShift GPU guide.
       - Names must be valid label values (at most 63 lowercase letters, digits and dashes).
+      - The default uses the zone part only, so a worker and an infra MachineSet of the same zone get the same name;
+        the second one is refused (see O(source)). Use for example V({infra}-gpu-{role}-{suffix}) to clone both.
     type: str
     default: "{infra}-gpu-{suffix}"
   instance_type:
@@ -138,8 +144,14 @@ options:
   provider_spec:
     description:
       - Merged (JSON merge patch) into C(spec.template.spec.providerSpec.value) of the clone, for example a larger
-        root volume, or on GCP N1 types C(gpus) plus C(onHostMaintenance=Terminate) to attach GPUs.
+        root volume, or on GCP N1 types C(gpus) (a list of C({count, type}), types C(nvidia-tesla-k80),
+        C(nvidia-tesla-p100), C(nvidia-tesla-v100), C(nvidia-tesla-p4), C(nvidia-tesla-t4)) to attach GPUs. The GCP
+        API's name C(guestAccelerators) is refused with a pointer to C(gpus).
       - The instance type field itself is set from O(instance_type) only.
+      - GCP VMs with GPUs (A2, A3 and G2 types, or N1 with C(gpus)) cannot be live-migrated and the machine-api
+        webhook rejects C(onHostMaintenance=Migrate) for them. The module sets C(onHostMaintenance=Terminate) when the
+        source has C(Migrate) or nothing, and says so in RV(machinesets[].notes); C(onHostMaintenance=Migrate) given
+        here is refused.
     type: dict
   allow_unknown_instance_type:
     description:
@@ -166,18 +178,9 @@ options:
       - Wait until every GPU MachineSet has O(replicas) Machines in phase C(Running) whose Nodes are C(Ready); with
         O(state=absent) until their Machines are gone. Skipped in check mode.
       - A Machine in phase C(Failed) ends the wait with its error message.
+      - O(wait_timeout) defaults to 900 seconds here and must be at least 10 and at least O(wait_sleep).
     type: bool
     default: false
-  wait_timeout:
-    description:
-      - How long to wait, in seconds. At least 10 and at least O(wait_sleep) when O(wait=true).
-    type: int
-    default: 900
-  wait_sleep:
-    description:
-      - Seconds between checks while waiting.
-    type: int
-    default: 10
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -269,6 +272,12 @@ machinesets:
     changed:
       description: Whether this MachineSet was (or would be) created, updated or deleted.
       type: bool
+    notes:
+      description: What the module changed beyond the parameters, and why (for example C(onHostMaintenance) on GCP).
+      type: list
+      elements: str
+      sample: ["onHostMaintenance set to Terminate (the source has Migrate): GCP VMs with GPUs cannot be live-migrated
+               and the machine-api webhook rejects Migrate for them"]
     gpu:
       description:
         - What is known about the GPUs of the instance type (empty with O(state=absent)).
@@ -281,11 +290,15 @@ namespace:
   type: str
   sample: openshift-machine-api
 diff:
-  description: Before and after, per MachineSet name (only the fields that change for an update).
+  description:
+    - One before/after entry per MachineSet that is (or would be) created, updated or deleted; for an update only the
+      fields that change.
   returned: in diff mode
-  type: dict
-  sample: {"before": {"mycluster-x7k2p-gpu-us-east-2a": {"spec": {"replicas": 1}}},
-           "after": {"mycluster-x7k2p-gpu-us-east-2a": {"spec": {"replicas": 2}}}}
+  type: list
+  elements: dict
+  sample: [{"before_header": "MachineSet openshift-machine-api/mycluster-x7k2p-gpu-us-east-2a",
+            "after_header": "MachineSet openshift-machine-api/mycluster-x7k2p-gpu-us-east-2a",
+            "before": {"spec": {"replicas": 1}}, "after": {"spec": {"replicas": 2}}}]
 progress:
   description: Timeline of the wait (deduplicated status lines with the elapsed time).
   returned: when O(wait=true) and not in check mode
@@ -299,24 +312,16 @@ duration:
   sample: 3.2
 """
 
-import copy
-
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
-    auth_argument_spec,
-    new_module,
-    run_module,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import (
-    DEFAULT_NAME_PATTERN,
-    DEFAULT_NAMESPACE,
-    TAINT_EFFECTS,
-    run,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec, wait_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model import DEFAULT_NAMESPACE, TAINT_EFFECTS
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.names import DEFAULT_NAME_PATTERN
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.runner import run
 
 
 def argument_spec():
-    spec = auth_argument_spec()
-    spec.update(
+    return module_spec(
+        wait_spec(with_wait=True, wait_default=False),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         namespace=dict(type="str", default=DEFAULT_NAMESPACE),
         source=dict(type="str"),
@@ -343,17 +348,14 @@ def argument_spec():
         validate_instance_type=dict(type="bool", default=False),
         aws_profile=dict(type="str"),
         aws_endpoint_url=dict(type="str"),
-        wait=dict(type="bool", default=False),
-        wait_timeout=dict(type="int", default=900),
-        wait_sleep=dict(type="int", default=10),
     )
-    return copy.deepcopy(spec)
 
 
 def main():
     module = new_module(
         argument_spec(),
         mutually_exclusive=[("source", "all_workers")],
+        required_if=[("state", "present", ("instance_type",))],
         supports_check_mode=True,
     )
     run_module(module, run)

@@ -69,6 +69,11 @@ def prune(obj):
     return obj
 
 
+def diffs(result):
+    """{MachineSet name: diff entry} from the diff list (one before/after entry per object)."""
+    return dict((e["before_header"].rsplit("/", 1)[1], e) for e in result["diff"])
+
+
 def gpu_name(source):
     """Seed 000's manual naming: <infra>-worker-<zone> -> <infra>-gpu-<zone>."""
     return source.replace("-worker-", "-gpu-", 1)
@@ -95,7 +100,7 @@ def clean(cluster):
     """Remove what a test created (GPU MachineSets and helper MachineSets) and wait for their Machines."""
     yield
     api = custom(cluster)
-    doomed = [m["metadata"]["name"] for m in list_ms(cluster, MANAGED) + list_ms(cluster, TEST_LABEL)]
+    doomed = sorted(set(m["metadata"]["name"] for m in list_ms(cluster, MANAGED) + list_ms(cluster, TEST_LABEL)))
     for name in doomed:
         api.delete_namespaced_custom_object(GROUP, VERSION, NS, "machinesets", name)
     if doomed:
@@ -149,8 +154,8 @@ def test_check_create_idempotent_update(cluster, ansible_task, workers):
     item = result["machinesets"][0]
     assert (item["name"], item["source"], item["action"], item["changed"]) == (target, source, "created", True)
     assert item["instance_type"] == GPU_TYPE and item["zone"] and item["replicas"] == 1
-    assert result["diff"]["before"][target] == {}
-    assert result["diff"]["after"][target]["metadata"]["name"] == target
+    assert diffs(result)[target]["before"] == {}
+    assert diffs(result)[target]["after"]["metadata"]["name"] == target
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     assert get_ms(cluster, target) is None
 
@@ -190,8 +195,8 @@ def test_check_create_idempotent_update(cluster, ansible_task, workers):
     result = ansible_task(MODULE, dict(args, replicas=2), diff=True)
     assert not result.get("failed"), result
     assert result["changed"] is True and result["machinesets"][0]["action"] == "updated"
-    assert result["diff"]["before"][target] == {"spec": {"replicas": 1}}
-    assert result["diff"]["after"][target] == {"spec": {"replicas": 2}}
+    assert diffs(result)[target]["before"] == {"spec": {"replicas": 1}}
+    assert diffs(result)[target]["after"] == {"spec": {"replicas": 2}}
     writes = cluster.audit.writes_since(mark)
     assert [(w["verb"], w["resource"], w["name"]) for w in writes] == [("patch", "machinesets", target)]
     assert get_ms(cluster, target)["spec"]["replicas"] == 2
@@ -240,7 +245,8 @@ def test_all_workers_wait_then_absent(cluster, ansible_task, workers):
     # absent in check mode, then for real with wait, then again
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, {"state": "absent", "all_workers": True}, check=True, diff=True)
-    assert result["changed"] is True and sorted(result["diff"]["before"]) == targets
+    assert result["changed"] is True and sorted(diffs(result)) == targets
+    assert all(e["after"] == {} and e["before"]["metadata"]["name"] for e in result["diff"])
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     mark = cluster.audit.mark()
     result = ansible_task(
@@ -264,6 +270,57 @@ def test_absent_never_deletes_a_users_machineset(cluster, ansible_task, workers)
     assert any("users-own-gpu" in w for w in result.get("warnings", []))
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     assert get_ms(cluster, "users-own-gpu") is not None
+
+
+def test_second_source_in_same_zone_is_refused_not_taken_over(cluster, ansible_task, workers):
+    """A worker and an infra MachineSet of one zone map to one default name: the second clone must not patch the first."""
+    source = workers[0]
+    target = gpu_name(source)
+    infra = source.replace("-worker-", "-infra-", 1)
+    helper_ms(cluster, source, infra, role="infra")
+
+    result = ansible_task(MODULE, {"source": source, "instance_type": GPU_TYPE})
+    assert not result.get("failed"), result
+    assert result["machinesets"][0]["name"] == target and result["machinesets"][0]["action"] == "created"
+    wait_until(
+        lambda: (get_ms(cluster, target).get("status") or {}).get("replicas") is not None,
+        60,
+        what="machine-api to take the GPU MachineSet",
+    )
+    first = get_ms(cluster, target)
+
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"source": infra, "instance_type": "p3.2xlarge", "replicas": 0})
+    assert result.get("failed") is True, result
+    msg = result["msg"]
+    assert msg.startswith("name_pattern:"), msg
+    assert source in msg and infra in msg and target in msg and "{role}" in msg, msg
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+    now = get_ms(cluster, target)
+    assert now["spec"] == first["spec"] and now["spec"]["replicas"] == 1
+    assert now["metadata"]["annotations"] == first["metadata"]["annotations"]
+    assert now["metadata"]["annotations"]["gpuops.cluster/source-machineset"] == source
+    assert now["metadata"]["labels"] == first["metadata"]["labels"]
+
+    # state=absent for the infra source does not delete the worker's GPU MachineSet either
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"state": "absent", "source": infra})
+    assert result.get("failed") is True and result["msg"].startswith("name_pattern:"), result
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+    assert get_ms(cluster, target) is not None
+
+    # a pattern that tells the sources apart gives the infra source its own GPU MachineSet
+    mark = cluster.audit.mark()
+    result = ansible_task(
+        MODULE,
+        {"source": infra, "instance_type": GPU_TYPE, "replicas": 0, "name_pattern": "{infra}-gpu-{role}-{suffix}"},
+    )
+    assert not result.get("failed"), result
+    second = result["machinesets"][0]["name"]
+    assert second != target and "-gpu-infra-" in second
+    writes = cluster.audit.writes_since(mark)
+    assert [(w["verb"], w["name"]) for w in writes] == [("create", second)], writes
+    assert get_ms(cluster, target)["spec"] == first["spec"]
 
 
 # --------------------------------------------------------------------------- bad inputs

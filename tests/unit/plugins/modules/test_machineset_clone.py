@@ -7,11 +7,15 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import machineset as M
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import model as M
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import runner
 from ansible_collections.gpuops.cluster.plugins.modules import machineset_clone
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import (
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machineset_fixtures import (
     INFRA,
     aws_machineset,
+    azure_machineset,
+    gcp_machineset,
     vsphere_machineset,
 )
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
@@ -22,6 +26,15 @@ TARGET = INFRA + "-gpu-us-east-2a"
 
 def cluster():
     return FakeClient([aws_machineset(z) for z in ("us-east-2a", "us-east-2b", "us-east-2c")])
+
+
+def diffs(result):
+    """{MachineSet name: diff entry} from the diff list (one before/after entry per object)."""
+    out = {}
+    for entry in result["diff"]:
+        assert entry["before_header"] == entry["after_header"]
+        out[entry["before_header"].rsplit("/", 1)[1]] = entry
+    return out
 
 
 def go(monkeypatch, client, check=False, diff=False, **args):
@@ -39,7 +52,7 @@ def test_create_then_idempotent(monkeypatch):
     assert item["zone"] == "us-east-2a" and item["instance_type"] == "g4dn.xlarge" and item["replicas"] == 1
     assert item["gpu"]["gpu_model"] == "Tesla-T4"
     created = [o for o in client.objects("MachineSet") if o["metadata"]["name"] == TARGET][0]
-    assert created["metadata"]["labels"][M.MANAGED_LABEL] == M.MANAGED_VALUE
+    assert created["metadata"]["labels"][MANAGED_BY_LABEL] == MANAGED_BY
     assert created["spec"]["template"]["spec"]["metadata"]["labels"] == {"node-role.kubernetes.io/gpu": ""}
     assert "status" not in created
 
@@ -56,8 +69,9 @@ def test_check_mode_writes_nothing_and_reports(monkeypatch):
     assert client.writes == []
     assert result["changed"] is True
     assert [i["action"] for i in result["machinesets"]] == ["created"] * 3
-    assert sorted(result["diff"]["after"]) == [INFRA + "-gpu-us-east-2" + z for z in "abc"]
-    assert result["diff"]["before"][TARGET] == {}
+    assert sorted(diffs(result)) == [INFRA + "-gpu-us-east-2" + z for z in "abc"]
+    assert diffs(result)[TARGET]["before"] == {}
+    assert diffs(result)[TARGET]["after"]["metadata"]["name"] == TARGET
 
 
 def test_update_with_diff(monkeypatch):
@@ -68,8 +82,9 @@ def test_update_with_diff(monkeypatch):
     assert not failed, result
     assert [w[:3] for w in client.writes] == [("patch", "MachineSet", TARGET)]
     assert result["machinesets"][0]["action"] == "updated" and result["machinesets"][0]["replicas"] == 2
-    assert result["diff"]["before"][TARGET] == {"spec": {"replicas": 1}}
-    assert result["diff"]["after"][TARGET] == {"spec": {"replicas": 2}}
+    assert diffs(result)[TARGET]["before"] == {"spec": {"replicas": 1}}
+    assert diffs(result)[TARGET]["after"] == {"spec": {"replicas": 2}}
+    assert diffs(result)[TARGET]["before_header"] == "MachineSet openshift-machine-api/" + TARGET
     assert len(client.objects("MachineSet")) == 4  # updated, not duplicated
 
 
@@ -240,8 +255,6 @@ def test_unknown_type_allowed_with_warning(monkeypatch):
 
 
 def test_validate_instance_type_refused_off_aws(monkeypatch):
-    from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.machinesets import azure_machineset
-
     client = FakeClient([azure_machineset("1")])
     result, failed = go(
         monkeypatch, client, all_workers=True, instance_type="Standard_NC4as_T4_v3", validate_instance_type=True
@@ -269,3 +282,170 @@ def test_validate_instance_type_with_aws_api(monkeypatch):
         )
         assert failed and result["param"] == "instance_type" and "us-east-1a" in result["msg"]
         assert east1.writes == []
+
+
+# ---------------------------------------------------------------- takeover of another source's GPU MachineSet
+
+
+def infra_same_zone():
+    """An infra MachineSet in the zone of SOURCE: the default pattern maps both to TARGET."""
+    return aws_machineset("us-east-2a", role="infra")
+
+
+def test_second_source_in_same_zone_is_refused_not_taken_over(monkeypatch):
+    client = cluster()
+    client.put(infra_same_zone())
+    result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge")
+    assert not failed and result["machinesets"][0]["name"] == TARGET
+    first = [o for o in client.objects("MachineSet") if o["metadata"]["name"] == TARGET][0]
+
+    client.writes = []
+    infra = INFRA + "-infra-us-east-2a"
+    result, failed = go(monkeypatch, client, source=infra, instance_type="p3.2xlarge", replicas=0)
+    assert failed, result
+    assert result["param"] == "name_pattern" and result["msg"].startswith("name_pattern:")
+    assert SOURCE in result["msg"] and infra in result["msg"] and TARGET in result["msg"]
+    assert "{role}" in result["msg"]
+    assert client.writes == []
+    assert [o for o in client.objects("MachineSet") if o["metadata"]["name"] == TARGET][0] == first
+
+    # deleting "the infra clone" must not delete the worker's one either
+    result, failed = go(monkeypatch, client, state="absent", source=infra)
+    assert failed and result["param"] == "name_pattern" and SOURCE in result["msg"] and client.writes == []
+
+    # with a pattern that tells them apart, both live side by side
+    result, failed = go(
+        monkeypatch, client, source=infra, instance_type="p3.2xlarge", name_pattern="{infra}-gpu-{role}-{suffix}"
+    )
+    assert not failed, result
+    assert [w[:3] for w in client.writes] == [("create", "MachineSet", INFRA + "-gpu-infra-us-east-2a")]
+    assert [o for o in client.objects("MachineSet") if o["metadata"]["name"] == TARGET][0] == first
+
+
+def test_same_zone_sources_in_one_run_fail_before_any_write(monkeypatch):
+    client = cluster()
+    extra = aws_machineset("us-east-2a")
+    extra["metadata"]["name"] = INFRA + "-worker-large-us-east-2a"
+    client.put(extra)
+    result, failed = go(
+        monkeypatch, client, all_workers=True, instance_type="g4dn.xlarge", name_pattern="{infra}-{zone}"
+    )
+    assert failed and result["param"] == "name_pattern"
+    assert SOURCE in result["msg"] and extra["metadata"]["name"] in result["msg"]
+    assert "{role}" in result["msg"] and "{source}" in result["msg"]
+    assert client.writes == []
+
+
+# ---------------------------------------------------------------- GCP: GPUs and onHostMaintenance
+
+
+def gcp_cluster(**kw):
+    return FakeClient([gcp_machineset(**kw)])
+
+
+GCP_SOURCE = "gcpc-8kq2x-worker-a"
+GCP_TARGET = "gcpc-8kq2x-gpu-a"
+
+
+def gcp_value(client):
+    ms = [o for o in client.objects("MachineSet") if o["metadata"]["name"] == GCP_TARGET][0]
+    return ms["spec"]["template"]["spec"]["providerSpec"]["value"]
+
+
+@pytest.mark.parametrize(
+    "instance_type,extra",
+    [
+        ("a2-highgpu-1g", {}),
+        ("a3-highgpu-8g", {}),
+        ("g2-standard-4", {}),
+        ("n1-standard-4", {"provider_spec": {"gpus": [{"count": 1, "type": "nvidia-tesla-t4"}]}}),
+    ],
+)
+def test_gcp_gpu_types_get_terminate_when_source_migrates(monkeypatch, instance_type, extra):
+    client = gcp_cluster(on_host_maintenance="Migrate")
+    result, failed = go(monkeypatch, client, source=GCP_SOURCE, instance_type=instance_type, **extra)
+    assert not failed, result
+    assert gcp_value(client)["onHostMaintenance"] == "Terminate"
+    notes = result["machinesets"][0]["notes"]
+    assert len(notes) == 1 and "Terminate" in notes[0] and "Migrate" in notes[0]
+    client.writes = []
+    result, failed = go(monkeypatch, client, source=GCP_SOURCE, instance_type=instance_type, **extra)
+    assert not failed and result["changed"] is False and client.writes == []
+
+
+def test_gcp_source_without_setting_gets_terminate_and_one_with_it_no_note(monkeypatch):
+    client = gcp_cluster()
+    result, failed = go(monkeypatch, client, source=GCP_SOURCE, instance_type="g2-standard-8")
+    assert not failed and gcp_value(client)["onHostMaintenance"] == "Terminate"
+    assert result["machinesets"][0]["notes"]
+    client = gcp_cluster(on_host_maintenance="Terminate")
+    result, failed = go(monkeypatch, client, source=GCP_SOURCE, instance_type="g2-standard-8")
+    assert not failed and result["machinesets"][0]["notes"] == []
+
+
+@pytest.mark.parametrize(
+    "args,fragments",
+    [
+        (
+            dict(instance_type="a2-highgpu-1g", provider_spec={"onHostMaintenance": "Migrate"}),
+            ["Migrate", "a2-highgpu-1g", "Terminate", "live-migrate"],
+        ),
+        (
+            dict(
+                instance_type="n1-standard-8",
+                provider_spec={"guestAccelerators": [{"acceleratorCount": 1, "acceleratorType": "nvidia-tesla-t4"}]},
+            ),
+            ["guestAccelerators", "gpus", "nvidia-tesla-t4"],
+        ),
+        (dict(instance_type="n1-standard-4"), ["N1", "provider_spec.gpus", "nvidia-tesla-t4", "nvidia-tesla-v100"]),
+        (dict(instance_type="n1-highmem-8"), ["N1", "provider_spec.gpus", "nvidia-tesla-t4"]),
+    ],
+)
+def test_gcp_bad_gpu_setup_refused_with_the_reason(monkeypatch, args, fragments):
+    client = gcp_cluster(on_host_maintenance="Migrate")
+    result, failed = go(monkeypatch, client, source=GCP_SOURCE, **args)
+    assert failed, result
+    assert result["param"] == "provider_spec" and result["msg"].startswith("provider_spec:"), result["msg"]
+    for fragment in fragments:
+        assert fragment in result["msg"], result["msg"]
+    assert client.writes == []
+
+
+# ---------------------------------------------------------------- rules the argument spec holds
+
+
+@pytest.mark.parametrize(
+    "args,fragments",
+    [
+        (dict(source=SOURCE, instance_type="g4dn.xlarge", taints=[{"key": "k", "effect": "Sometimes"}]), ["effect"]),
+        (dict(source=SOURCE, instance_type="g4dn.xlarge", taints=[{"effect": "NoSchedule"}]), ["key"]),
+        (dict(source=SOURCE), ["instance_type", "state is present"]),
+        (dict(source=SOURCE, instance_type="g4dn.xlarge", state="gone"), ["state", "present, absent"]),
+    ],
+)
+def test_argument_spec_rules(monkeypatch, args, fragments):
+    client = cluster()
+    result, failed = go(monkeypatch, client, **args)
+    assert failed, result
+    for fragment in fragments:
+        assert fragment in result["msg"], result["msg"]
+    assert client.writes == [] and client.reads == 0
+
+
+def test_wait_defaults(monkeypatch):
+    spec = machineset_clone.argument_spec()
+    assert spec["wait"]["default"] is False
+    assert "default" not in spec["wait_timeout"] and spec["wait_sleep"]["default"] == 5
+    client = cluster()
+    client.on_get = _machine_api
+    seen = {}
+    real = runner.wait_machines
+
+    def spy(client_, svc, namespace, want, timeout, sleep, progress, absent=False):
+        seen.update(timeout=timeout, sleep=sleep)
+        return real(client_, svc, namespace, want, timeout, 1, progress, absent)
+
+    monkeypatch.setattr(runner, "wait_machines", spy)
+    result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge", wait=True)
+    assert not failed, result
+    assert seen == {"timeout": 900, "sleep": 5}

@@ -102,7 +102,7 @@ def azure_machineset(zone="1", infra="azc-4mzs2"):
     return ms
 
 
-def gcp_machineset(zone="us-central1-a", infra="gcpc-8kq2x", machine_type="n2-standard-4"):
+def gcp_machineset(zone="us-central1-a", infra="gcpc-8kq2x", machine_type="n2-standard-4", on_host_maintenance=None):
     ms = aws_machineset(infra=infra)
     name = "{0}-worker-{1}".format(infra, zone[-1])
     ms["metadata"]["name"] = name
@@ -116,6 +116,8 @@ def gcp_machineset(zone="us-central1-a", infra="gcpc-8kq2x", machine_type="n2-st
         "machineType": machine_type,
         "disks": [{"autoDelete": True, "boot": True, "sizeGb": 128, "type": "pd-ssd"}],
     }
+    if on_host_maintenance:
+        ms["spec"]["template"]["spec"]["providerSpec"]["value"]["onHostMaintenance"] = on_host_maintenance
     return ms
 
 
