@@ -60,13 +60,6 @@ class BuildCluster(FakeClient):
         response = super(BuildCluster, self).create(resource, definition, namespace=namespace, **params)
         return response if params.get("serialize") is False else Instance(self.store[key])
 
-    def get(self, resource, name=None, namespace=None, label_selector=None, serialize=True, **params):
-        response = super(BuildCluster, self).get(
-            resource, name=name, namespace=namespace, label_selector=label_selector, serialize=serialize, **params
-        )
-        # kube.get_item reads the raw response (serialize=False), as the real client returns it.
-        return Response(response.to_dict()) if name and serialize is False else response
-
     def apply(self, resource, definition, namespace=None, **params):
         self.writes.append(("apply", resource.kind, definition["metadata"]["name"], params.get("dry_run")))
         key = (resource.kind, namespace if resource.namespaced else None, definition["metadata"]["name"])
