@@ -33,7 +33,7 @@ description:
     series being attributed to nodes by their C(Hostname) label. When the API server cannot reach the
     exporter the check is reported C(unreachable) with the proxy's error; it never passes unread.
   - All pods are created first (in parallel), then followed together with one watch (one list per
-    O(poll_interval) where watches are not available); logs are read in parallel as pods finish, so the duration
+    O(wait_sleep) where watches are not available); logs are read in parallel as pods finish, so the duration
     hardly depends on the number of nodes.
   - The pods run with a restricted security context (runAsNonRoot, no privilege escalation, all capabilities
     dropped, read-only root filesystem, RuntimeDefault seccomp), tolerate O(tolerations) and
@@ -45,6 +45,8 @@ description:
     check) and Markdown (O(report_markdown)), also when the validation fails.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.wait
+  - gpuops.cluster.node_selection
 options:
   checks:
     description: The checks to run.
@@ -52,17 +54,13 @@ options:
     elements: str
     choices: [allocatable, driver, vectoradd, nvidia_smi, metrics]
     default: [allocatable, driver, vectoradd]
-  node_selector:
+  node_names:
     description:
-      - Labels the nodes to validate must carry (all of them). Default (empty) selects nodes with any NVIDIA
-        PCI label of Node Feature Discovery (C(feature.node.kubernetes.io/pci-10de.present=true) or the
-        C(pci-0302_10de) / C(pci-0300_10de) forms).
-    type: dict
-    default: {}
-  nodes:
-    description: Validate only these nodes (by name). Without O(node_selector) they need no NFD label.
+      - Validate only these nodes (by name). Without O(node_selector) they need no NFD label.
+      - A name that is not among the selected nodes is an error.
     type: list
     elements: str
+    aliases: [nodes]
   namespace:
     description: Namespace the validation pods run in. It must exist.
     type: str
@@ -93,9 +91,30 @@ options:
     type: str
     default: nvcr.io/nvidia/cuda:12.5.0-base-ubi8
   tolerations:
-    description: Tolerations of the validation pods (default tolerates the C(nvidia.com/gpu) NoSchedule taint).
+    description:
+      - Tolerations of the validation pods (default tolerates the C(nvidia.com/gpu) NoSchedule taint).
+      - An entry with O(tolerations[].operator=Exists) takes no O(tolerations[].value); an empty key needs C(Exists).
     type: list
     elements: dict
+    suboptions:
+      key:
+        description: Taint key (empty with C(Exists) tolerates every taint).
+        type: str
+      operator:
+        description: C(Equal) compares the value, C(Exists) only the key.
+        type: str
+        choices: [Equal, Exists]
+        default: Equal
+      value:
+        description: Taint value (with C(Equal)).
+        type: str
+      effect:
+        description: Taint effect to tolerate (all when unset).
+        type: str
+        choices: [NoSchedule, PreferNoSchedule, NoExecute]
+      tolerationSeconds:
+        description: With C(NoExecute), how long the pod stays after the taint appears.
+        type: int
   pin:
     description:
       - How a pod is tied to its node. C(affinity) (a required node affinity on C(metadata.name), as DaemonSets
@@ -121,14 +140,16 @@ options:
     description: Pull secrets of the validation pods.
     type: list
     elements: str
-  timeout:
-    description: Seconds to wait for all validation pods together (at least 10).
+  wait_timeout:
+    description:
+      - Seconds to wait for all validation pods together (at least 10). Default 300.
     type: int
-    default: 300
-  poll_interval:
+    aliases: [timeout]
+  wait_sleep:
     description: Seconds between two progress lines, and between two polls where the pods cannot be watched.
     type: int
-    default: 2
+    default: 5
+    aliases: [poll_interval]
   parallel:
     description: Requests sent at the same time (pod creation, log and metrics reads).
     type: int
@@ -203,7 +224,7 @@ EXAMPLES = r"""
   gpuops.cluster.gpu_validate:
     checks: [allocatable, driver, vectoradd, nvidia_smi, metrics]
     driver_version: 550.90.07
-    timeout: 600
+    wait_timeout: 600
     report_json: "{{ playbook_dir }}/reports/gpu-validate.json"
     report_junit: "{{ playbook_dir }}/reports/gpu-validate.xml"
     report_markdown: "{{ playbook_dir }}/reports/gpu-validate.md"
@@ -309,52 +330,9 @@ progress:
   elements: str
 """
 
-import copy
-
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
-    auth_argument_spec,
-    new_module,
-    run_module,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils.validate import CHECKS, DEFAULT_CHECKS, run
-
-
-def argument_spec():
-    spec = auth_argument_spec()
-    spec.update(
-        checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(DEFAULT_CHECKS)),
-        node_selector=dict(type="dict", default={}),
-        nodes=dict(type="list", elements="str"),
-        namespace=dict(type="str", default="nvidia-gpu-operator"),
-        driver_namespace=dict(type="str"),
-        driver_selector=dict(type="str", default="app.kubernetes.io/component=nvidia-driver"),
-        device_plugin_selector=dict(type="str", default="app.kubernetes.io/component=nvidia-device-plugin"),
-        expected_gpus=dict(type="int"),
-        driver_version=dict(type="str"),
-        vectoradd_image=dict(type="str", default="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8"),
-        nvidia_smi_image=dict(type="str", default="nvcr.io/nvidia/cuda:12.5.0-base-ubi8"),
-        tolerations=dict(type="list", elements="dict"),
-        pin=dict(type="str", default="affinity", choices=["affinity", "nodeName"]),
-        run_as_user=dict(type="int"),
-        service_account=dict(type="str"),
-        priority_class_name=dict(type="str"),
-        runtime_class_name=dict(type="str"),
-        image_pull_secrets=dict(type="list", elements="str", no_log=False),
-        timeout=dict(type="int", default=300),
-        poll_interval=dict(type="int", default=2),
-        parallel=dict(type="int", default=16),
-        metrics_namespace=dict(type="str"),
-        metrics_selector=dict(type="str", default="app.kubernetes.io/component=dcgm-exporter"),
-        metrics_via=dict(type="str", default="pod", choices=["pod", "service"]),
-        metrics_service=dict(type="str", default="nvidia-dcgm-exporter"),
-        metrics_port=dict(type="int", default=9400),
-        metrics_path=dict(type="str", default="/metrics"),
-        report_json=dict(type="path"),
-        report_junit=dict(type="path"),
-        report_markdown=dict(type="path"),
-        fail_on_error=dict(type="bool", default=True),
-    )
-    return copy.deepcopy(spec)
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import argument_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.runner import run
 
 
 def main():

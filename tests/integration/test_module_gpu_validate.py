@@ -94,7 +94,7 @@ def stack(cluster):
 
 
 def base_args(st, **kw):
-    args = {"namespace": st.ns, "node_selector": {SET_LABEL: st.tag, HEALTH: "ok"}, "timeout": 60, "poll_interval": 1}
+    args = {"namespace": st.ns, "node_selector": {SET_LABEL: st.tag, HEALTH: "ok"}, "wait_timeout": 60, "wait_sleep": 1}
     args.update(kw)
     return args
 
@@ -181,7 +181,7 @@ def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ans
     # The local cluster has no pod network: the API server cannot dial the exporter pods, so the
     # check must say "unreachable" (with the proxy error), never pass.
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]]))
+    result = ansible_task(MODULE, base_args(stack, checks=["metrics"], node_names=[stack.healthy[0]]))
     assert result.get("failed"), result
     assert cluster.audit.writes_since(mark) == []
     check = result["nodes"][0]["checks"]["metrics"]
@@ -191,7 +191,7 @@ def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ans
     )
     service = ansible_task(
         MODULE,
-        base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]], metrics_via="service", fail_on_error=False),
+        base_args(stack, checks=["metrics"], node_names=[stack.healthy[0]], metrics_via="service", fail_on_error=False),
     )
     assert not service.get("failed") and service["passed"] is False
     assert service["nodes"][0]["checks"]["metrics"]["status"] == "unreachable"
@@ -220,7 +220,7 @@ def test_busy_gpu_times_out_with_scheduler_reason_and_cleans_up(cluster, stack, 
             30,
             what="GPU hog running",
         )
-        result = ansible_task(MODULE, base_args(stack, checks=["vectoradd"], nodes=[node], timeout=10))
+        result = ansible_task(MODULE, base_args(stack, checks=["vectoradd"], node_names=[node], wait_timeout=10))
         assert result.get("failed"), result
         assert "{0}: vectoradd pod still Pending: 0/".format(node) in result["msg"]
         assert "Insufficient nvidia.com/gpu" in result["msg"] and "after 10s" in result["msg"]
@@ -242,8 +242,8 @@ def test_untolerated_taint_fails_fast_then_tolerations_fix_it(cluster, stack, an
             "namespace": stack.ns,
             "node_selector": {SET_LABEL: tag},
             "checks": ["allocatable", "vectoradd"],
-            "timeout": 60,
-            "poll_interval": 1,
+            "wait_timeout": 60,
+            "wait_sleep": 1,
         }
         mark = cluster.audit.mark()
         result = ansible_task(MODULE, args)
@@ -265,9 +265,9 @@ def test_untolerated_taint_fails_fast_then_tolerations_fix_it(cluster, stack, an
 def _bad_cases(tmp):
     return [
         ("unknown check", dict(checks=["allocatable", "gpu_burn"]), None, "value of checks must be one or more of"),
-        ("timeout too small", dict(timeout=3), None, "timeout:"),
+        ("timeout too small", dict(wait_timeout=3), None, "wait_timeout:"),
         ("selector matches nothing", dict(node_selector={SET_LABEL: "no-such-set"}), None, "node_selector:"),
-        ("unknown node", dict(nodes=["no-such-node"]), None, "nodes:"),
+        ("unknown node", dict(node_names=["no-such-node"]), None, "node_names:"),
         ("namespace missing", dict(namespace="no-such-namespace"), None, "namespace:"),
         ("report folder missing", dict(report_junit=os.path.join(tmp, "missing", "r.xml")), None, "report_junit:"),
         ("report path is a folder", dict(report_json=tmp), None, "report_json:"),

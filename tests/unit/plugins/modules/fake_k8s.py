@@ -129,7 +129,7 @@ class FakeClient(object):
             obj = self.store.get((resource.kind, namespace if resource.namespaced else None, name))
             if obj is None:
                 raise not_found(name)
-            return Instance(obj)
+            return Response(obj) if serialize is False else Instance(obj)
         items = [
             copy.deepcopy(o)
             for (k, ns, dummy3), o in sorted(self.store.items())

@@ -15,7 +15,8 @@ import os
 import pytest
 from kubernetes.client.rest import ApiException
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import validate as v
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import metrics, params, podrun, runner
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import RUN_LABEL
 from ansible_collections.gpuops.cluster.plugins.modules import gpu_validate
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import run
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.test_driver_container_build import (
@@ -105,9 +106,10 @@ class GpuCluster(BuildCluster):
 @pytest.fixture
 def patched(monkeypatch):
     state = {"proxy": lambda path: METRICS % path.split("/pods/")[1].split(":")[0].replace("dcgm-", ""), "client": None}
-    monkeypatch.setattr(v, "_core", lambda client: client)
-    monkeypatch.setattr(v, "_read_log", lambda core, pod, ns, tail=None, previous=False: core.logs.get(pod, ""))
-    monkeypatch.setattr(v, "_proxy_get", lambda client, path: state["proxy"](path))
+    monkeypatch.setattr(runner, "core_api", lambda client: client)
+    for where in (runner, podrun):
+        monkeypatch.setattr(where, "read_log", lambda core, pod, ns, tail=None, previous=False: core.logs.get(pod, ""))
+    monkeypatch.setattr(metrics, "proxy_get", lambda client, path: state["proxy"](path))
     return state
 
 
@@ -127,12 +129,12 @@ def cluster(n=3, extra=(), **kw):
 
 
 def go(monkeypatch, client, check=False, **args):
-    args.setdefault("poll_interval", 1)
+    args.setdefault("wait_sleep", 1)
     return run(monkeypatch, gpu_validate.main, client, args, check=check)
 
 
 def pods_left(client):
-    return [p["metadata"]["name"] for p in client.objects("Pod") if p["metadata"].get("labels", {}).get(v.RUN_LABEL)]
+    return [p["metadata"]["name"] for p in client.objects("Pod") if p["metadata"].get("labels", {}).get(RUN_LABEL)]
 
 
 def test_all_nodes_pass_and_nothing_is_left(monkeypatch, patched, tmp_path):
@@ -257,9 +259,9 @@ def test_metrics_via_service(monkeypatch, patched):
 
 
 def test_timeout_reports_pending_reason_and_cleans_up(monkeypatch, patched):
-    monkeypatch.setattr(v, "MIN_TIMEOUT", 1)
+    monkeypatch.setattr(params, "MIN_TIMEOUT", 1)
     client = cluster(2, outcome=lambda pod: ("Pending", ""))
-    result, failed = go(monkeypatch, client, checks=["vectoradd"], timeout=1)
+    result, failed = go(monkeypatch, client, checks=["vectoradd"], wait_timeout=1)
     assert failed
     assert (
         "gpu-0: vectoradd pod still Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu. after 1s"
@@ -299,9 +301,9 @@ def test_unauthorized_create_still_cleans_up(monkeypatch, patched):
     "args,param",
     [
         (dict(checks=["allocatable", "gpu_burn"]), "checks"),
-        (dict(timeout=3), "timeout"),
+        (dict(wait_timeout=3), "wait_timeout"),
         (dict(node_selector={"gpu": "nonexistent"}), "node_selector"),
-        (dict(nodes=["gpu-0", "ghost"]), "nodes"),
+        (dict(node_names=["gpu-0", "ghost"]), "node_names"),
         (dict(namespace="missing"), "namespace"),
         (dict(report_json="/nonexistent-dir-xyz/r.json"), "report_json"),
         (dict(expected_gpus=0), "expected_gpus"),
@@ -317,5 +319,5 @@ def test_bad_inputs_fail_naming_parameter_and_write_nothing(monkeypatch, patched
     assert failed, result
     assert client.writes == []
     assert param in result["msg"]
-    if param != "checks":  # choices are enforced by Ansible's own argument spec check
+    if param not in ("checks", "tolerations"):  # choices and suboptions are enforced by Ansible's argument spec
         assert result["msg"].startswith(param + ":") and result.get("param") == param
