@@ -18,20 +18,38 @@ description:
     every selected GPU node at once and returns a per-node report.
   - 'Fails with a message naming every failing node and why, for example
     C(ip-10-0-138-78: allocatable nvidia.com/gpu 0, expected 1; device-plugin pod CrashLoopBackOff).'
-  - C(allocatable) - the node's C(status.allocatable) has the expected C(nvidia.com/gpu) (GFD label
-    C(nvidia.com/gpu.count) times C(nvidia.com/gpu.replicas), or O(expected_gpus), or at least one). On
-    failure the state of the node's device plugin pod (O(device_plugin_selector)) is added.
+  - C(allocatable) - the node's C(status.allocatable) has what GPU Feature Discovery's labels promise, or
+    O(expected_gpus), or at least one. Without MIG C(nvidia.com/gpu) = C(nvidia.com/gpu.count) times
+    C(nvidia.com/gpu.replicas) (time-slicing); with time-slicing and C(renameByDefault=true) the resource read
+    is C(nvidia.com/gpu.shared). MIG C(single) (label C(nvidia.com/mig.strategy)) - C(nvidia.com/gpu) counts
+    the MIG devices (GFD's C(nvidia.com/gpu.count)). MIG C(mixed) - every C(nvidia.com/mig-<profile>) must
+    match GFD's C(nvidia.com/mig-<profile>.count), and C(nvidia.com/gpu) (the GPUs without MIG) may be at
+    most C(nvidia.com/gpu.count). The message names each resource compared. On failure the state of the
+    node's device plugin pod (O(device_plugin_selector)) is added.
   - C(driver) - a driver pod (O(driver_selector) in O(driver_namespace)) on the node is Ready; otherwise its
     state (C(CrashLoopBackOff), C(ImagePullBackOff), ...) and the last lines of its (previous) log.
   - C(vectoradd) - a pod pinned to the node requesting one C(nvidia.com/gpu) runs the CUDA vectorAdd sample;
     it must Succeed with C(Test PASSED) in its log. C(nvidia_smi) - the same with C(nvidia-smi), which must
     print its table (and O(driver_version) when given).
-  - C(metrics) - the node's DCGM exporter serves C(DCGM_FI_DEV_GPU_TEMP) for each GPU. The endpoint is read
+  - C(metrics) - the node's DCGM exporter serves C(DCGM_FI_DEV_GPU_TEMP) for each physical GPU (one series
+    per GPU UUID, whatever time-slicing replicas or MIG devices it is shared into; under MIG C(single), whose
+    labels do not tell the number of physical GPUs, at least one). The endpoint is read
     through the API server proxy, so the machine running Ansible needs no pod network -
     C(/api/v1/namespaces/<ns>/pods/<exporter pod>:<port>/proxy/metrics) per node (O(metrics_via=pod)), or
     once through C(/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/metrics) (O(metrics_via=service)),
-    series being attributed to nodes by their C(Hostname) label. When the API server cannot reach the
+    series being attributed to nodes by their C(Hostname) (or, in newer exporters, C(hostname)) label; series
+    without it (an exporter run with C(--no-hostname)) are credited to no node, and the check fails telling
+    to use O(metrics_via=pod). When the API server cannot reach the
     exporter the check is reported C(unreachable) with the proxy's error; it never passes unread.
+  - The workload pods request one unit of the resource the node advertises - C(nvidia.com/gpu), else
+    C(nvidia.com/gpu.shared), else a MIG device C(nvidia.com/mig-<profile>).
+  - A check that cannot run because an earlier one already failed (node C(NotReady) or cordoned, no
+    allocatable GPU) is reported C(skipped) with the reason (a JUnit C(skipped) test case), not as a second
+    failure.
+  - 'Pod selectors: the defaults find the pods of the NVIDIA GPU Operator, and the roles of this collection
+    label their pods the same way - C(app=nvidia-device-plugin-daemonset), C(app=nvidia-dcgm-exporter) and, for
+    the driver, C(app.kubernetes.io/component=nvidia-driver) (which the operator also sets on its precompiled,
+    per-kernel driver DaemonSets, whose C(app) label varies).'
   - All pods are created first (in parallel), then followed together with one watch (one list per
     O(wait_sleep) where watches are not available); logs are read in parallel as pods finish, so the duration
     hardly depends on the number of nodes.
@@ -75,9 +93,12 @@ options:
   device_plugin_selector:
     description: Label selector of the device plugin pods (their state explains a missing allocatable).
     type: str
-    default: app.kubernetes.io/component=nvidia-device-plugin
+    default: app=nvidia-device-plugin-daemonset
   expected_gpus:
-    description: GPUs every node must advertise; default from the GFD label C(nvidia.com/gpu.count) of each node, else at least 1.
+    description:
+      - GPUs every node must advertise of C(nvidia.com/gpu) (C(nvidia.com/gpu.shared) when time-slicing renames it;
+        under MIG C(mixed) the GPUs without MIG).
+      - Default from the GFD labels of each node (see C(allocatable) above), else at least 1.
     type: int
   driver_version:
     description: With C(nvidia_smi), the driver version (or branch) nvidia-smi must report.
@@ -160,7 +181,7 @@ options:
   metrics_selector:
     description: Label selector of the DCGM exporter pods (O(metrics_via=pod)).
     type: str
-    default: app.kubernetes.io/component=dcgm-exporter
+    default: app=nvidia-dcgm-exporter
   metrics_via:
     description:
       - C(pod) reads every node's exporter pod through the pod proxy (per node); C(service) reads the
@@ -287,7 +308,7 @@ nodes:
       description: GFD C(nvidia.com/gpu.product) label.
       type: str
     allocatable_gpus:
-      description: C(nvidia.com/gpu) in C(status.allocatable).
+      description: C(nvidia.com/gpu) (or C(nvidia.com/gpu.shared)) in C(status.allocatable); under MIG C(mixed) all GPU and MIG devices.
       type: int
     expected_gpus:
       description: Expected GPUs (null means at least one).

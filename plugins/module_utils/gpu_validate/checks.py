@@ -12,15 +12,7 @@ __metaclass__ = type
 
 import re
 
-from ansible.module_utils.common.text.converters import to_text
-
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
-    FAIL,
-    GFD_COUNT,
-    GFD_REPLICAS,
-    GPU_RESOURCE,
-    PASS,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import FAIL, GPU_RESOURCE, PASS
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
     component_state,
     failed_reason,
@@ -29,41 +21,17 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods i
     pod_log_text,
     pod_state,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import (
+    allocatable,
+    expectations,
+    mig_strategy,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, node_ready
 
 
-def to_int(value, default=None):
-    try:
-        return int(to_text(value))
-    except (TypeError, ValueError):
-        return default
-
-
-def node_labels(node):
-    return dig(node, ("metadata", "labels")) or {}
-
-
 def allocatable_gpus(node):
-    value = (dig(node, ("status", "allocatable")) or {}).get(GPU_RESOURCE)
-    return to_int(value, 0) if value is not None else 0
-
-
-def expected_gpus(node, override=None):
-    """(expected count or None, where it came from).
-
-    GFD's ``nvidia.com/gpu.count`` times ``nvidia.com/gpu.replicas`` (time-slicing
-    advertises each GPU that many times); None means "at least one".
-    """
-    if override:
-        return override, "expected_gpus"
-    labels = node_labels(node)
-    count = to_int(labels.get(GFD_COUNT))
-    if count is None:
-        return None, None
-    replicas = to_int(labels.get(GFD_REPLICAS), 1) or 1
-    if replicas > 1:
-        return count * replicas, "{0} x {1}".format(GFD_COUNT, GFD_REPLICAS)
-    return count, GFD_COUNT
+    """What the node advertises of its main GPU resource (nvidia.com/gpu, or gpu.shared when renamed)."""
+    return allocatable(node, expectations(node)[0]["resource"])
 
 
 def check_node_ready(node):
@@ -98,17 +66,46 @@ def taint_text(taint):
     )
 
 
+def _judge_row(node, row):
+    """(have, ok, what was expected) for one resource."""
+    have = allocatable(node, row["resource"])
+    if row["want"]:
+        return have, have == row["want"], str(row["want"])
+    if row["max"] is not None:
+        return have, have <= row["max"], "at most {0}".format(row["max"])
+    return have, have >= 1, "at least 1"
+
+
+def _problems(judged, mixed):
+    problems = []
+    for row, have, ok, expected in judged:
+        if not ok:
+            text = "allocatable {0} {1}, expected {2}".format(row["resource"], have, expected)
+            problems.append(text + (" ({0})".format(row["source"]) if row["source"] else ""))
+    if mixed and not problems and not sum(have for _row, have, _ok, _exp in judged):
+        problems.append("allocatable {0} 0 and no MIG device (MIG mixed)".format(GPU_RESOURCE))
+    return problems
+
+
 def check_allocatable(node, override=None, plugin_pods=None, plugin_selector=None):
-    have = allocatable_gpus(node)
-    want, source = expected_gpus(node, override)
-    ok = have == want if want else have >= 1
-    result = {"allocatable": have, "expected": want, "expected_from": source}
-    if ok:
-        result.update(status=PASS, message="allocatable {0} {1}".format(GPU_RESOURCE, have))
+    """The node advertises what GFD's labels promise, per resource (MIG mixed: one per profile)."""
+    rows = expectations(node, override)
+    judged = [(row,) + _judge_row(node, row) for row in rows]
+    have_all = dict((row["resource"], have) for row, have, _ok, _exp in judged)
+    main = rows[0]
+    mixed = len(rows) > 1 or mig_strategy(node) == "mixed"
+    result = {
+        "allocatable": sum(have_all.values()) if mixed else have_all[main["resource"]],
+        "expected": None if mixed else main["want"],
+        "expected_from": "MIG mixed" if mixed else main["source"],
+        "resources": have_all,
+    }
+    problems = _problems(judged, mixed)
+    if not problems:
+        parts = ", ".join("{0} {1}".format(row["resource"], have) for row, have, _ok, _exp in judged)
+        result.update(status=PASS, message="allocatable {0}{1}".format(parts, " (MIG mixed)" if mixed else ""))
         return result
-    message = "allocatable {0} {1}, expected {2}".format(GPU_RESOURCE, have, want if want else "at least 1")
-    if source:
-        message += " ({0})".format(source)
+    message = "; ".join(problems)
     if plugin_selector is not None:
         message += "; " + component_state(plugin_pods or [], "device-plugin")
     result.update(status=FAIL, message=message)
@@ -146,7 +143,8 @@ def judge_output(check, text, driver_version=None):
         if "Test PASSED" in text:
             return True, "Test PASSED"
         return False, _no_output("the log has no 'Test PASSED'", text)
-    match = re.search(r"Driver Version:\s*([0-9.]+)", text)
+    # R610 and newer print "KMD Version:" where older branches print "Driver Version:".
+    match = re.search(r"(?:Driver|KMD) Version:\s*([0-9.]+)", text)
     if "NVIDIA-SMI" not in text or not match:
         return False, _no_output("no nvidia-smi table in the log", text)
     found = match.group(1)

@@ -41,20 +41,44 @@ def parse_metric(text, name=TEMP_METRIC):
     return out
 
 
+HOST_LABELS = ("Hostname", "hostname")  # dcgm-exporter renamed Hostname to hostname; --no-hostname drops both
+NO_HOST = (
+    "the exporter's series carry no Hostname/hostname label (dcgm-exporter run with --no-hostname?), so none can be "
+    "credited to a node: use metrics_via: pod, or drop --no-hostname"
+)
+
+
+def series_host(labels):
+    for key in HOST_LABELS:
+        if labels.get(key):
+            return labels[key]
+    return None
+
+
+def names_node(host, node_name):
+    """The series' host label names the node (the exporter may give the short host name of an FQDN node)."""
+    return host == node_name or host.split(".")[0] == node_name.split(".")[0]
+
+
+def gpu_key(labels):
+    """One key per physical GPU: MIG instances (GPU_I_ID) and time-sliced replicas share their GPU's."""
+    return labels.get("UUID") or labels.get("pci_bus_id") or labels.get("gpu") or labels.get("device")
+
+
 def check_metrics(text, expected=None, node_name=None):
-    """DCGM_FI_DEV_GPU_TEMP present for every GPU (distinct gpu/UUID label)."""
+    """DCGM_FI_DEV_GPU_TEMP present for every physical GPU (distinct UUID).
+
+    With ``node_name`` (text read through the Service, from any node's exporter)
+    only the series whose host label names the node count.
+    """
     series = parse_metric(text)
     if node_name is not None:
-        own = [
-            s
-            for s in series
-            if s[0].get("Hostname") in (None, node_name)
-            or s[0].get("Hostname", "").split(".")[0] == node_name.split(".")[0]
-        ]
-        series = own
+        if series and not any(series_host(labels) for labels, _value in series):
+            return {"status": FAIL, "message": NO_HOST, "gpus": 0}
+        series = [s for s in series if series_host(s[0]) and names_node(series_host(s[0]), node_name)]
     gpus = {}
     for labels, value in series:
-        gpus[labels.get("UUID") or labels.get("gpu") or labels.get("device") or str(len(gpus))] = value
+        gpus[gpu_key(labels) or str(len(gpus))] = value
     want = expected or 1
     if len(gpus) >= want:
         return {
@@ -102,10 +126,10 @@ def _via_service(cfg, client, nodes, expected):
     for node in nodes:
         name = node["metadata"]["name"]
         res = check_metrics(text, expected[name], node_name=name)
-        if res["gpus"] == 0:
+        if res["gpus"] == 0 and res["message"] != NO_HOST:
             res = unreachable(
                 where,
-                "the answer holds no series with Hostname={0} (a service proxy request reaches one exporter; "
+                "the answer holds no series with Hostname/hostname={0} (a service proxy request reaches one exporter; "
                 "use metrics_via: pod to read every node)".format(name),
             )
         results[name] = res

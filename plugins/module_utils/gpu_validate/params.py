@@ -40,9 +40,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
 
 MIN_TIMEOUT = 10
 DRIVER_VERSION_RE = re.compile(r"^[0-9]{3,4}(\.[0-9]{1,3}){0,2}$")
+# The labels of the NVIDIA GPU Operator's pods (assets/state-*/*daemonset.yaml); the collection's roles label
+# theirs the same way. Driver pods: the component label, which the operator's precompiled (per-kernel)
+# DaemonSets keep while their app label changes.
 DRIVER_SELECTOR = "app.kubernetes.io/component=nvidia-driver"
-DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/component=nvidia-device-plugin"
-METRICS_SELECTOR = "app.kubernetes.io/component=dcgm-exporter"
+DEVICE_PLUGIN_SELECTOR = "app=nvidia-device-plugin-daemonset"
+METRICS_SELECTOR = "app=nvidia-dcgm-exporter"
 REPORTS = (("json", "report_json"), ("junit", "report_junit"), ("markdown", "report_markdown"))
 
 TOLERATION_SPEC = dict(

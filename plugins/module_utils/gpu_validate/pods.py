@@ -167,11 +167,11 @@ def pod_name(check, node_name, run):
     return "gpuops-{0}-{1}-{2}".format("vectoradd" if check == "vectoradd" else "nvidia-smi", digest, run)
 
 
-def _container(check, cfg):
+def _container(check, cfg, resource):
     container = {
         "name": "vectoradd" if check == "vectoradd" else "nvidia-smi",
         "image": cfg["vectoradd_image"] if check == "vectoradd" else cfg["nvidia_smi_image"],
-        "resources": {"limits": {GPU_RESOURCE: 1}, "requests": {GPU_RESOURCE: 1}},
+        "resources": {"limits": {resource: 1}, "requests": {resource: 1}},
         "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -201,18 +201,20 @@ def _pin(spec, node_name, pin):
     }
 
 
-def render_pod(check, node_name, cfg, run):
+def render_pod(check, node_name, cfg, run, resource=GPU_RESOURCE):
     """One validation pod: pinned to the node, one GPU, restricted security context.
 
     Pinning with a required node affinity on metadata.name (``pin: affinity``,
     how DaemonSet pods are placed) keeps the scheduler in the loop, so a node that
     does not advertise a free nvidia.com/gpu leaves the pod Pending with the
     scheduler's reason instead of running it anyway; ``pin: nodeName`` bypasses
-    the scheduler (kubelet admission still checks the resource).
+    the scheduler (kubelet admission still checks the resource). ``resource``
+    is what the node advertises: ``nvidia.com/gpu``, ``nvidia.com/gpu.shared``
+    (time-slicing, renamed) or a MIG device ``nvidia.com/mig-<profile>``.
     """
     spec = {
         "restartPolicy": "Never",
-        "containers": [_container(check, cfg)],
+        "containers": [_container(check, cfg, resource)],
         "tolerations": copy.deepcopy(cfg["tolerations"]),
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
         "automountServiceAccountToken": False,

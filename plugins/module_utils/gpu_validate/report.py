@@ -16,8 +16,6 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks import (
     allocatable_gpus,
     check_node_ready,
-    expected_gpus,
-    node_labels,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
     FAIL,
@@ -27,6 +25,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
     SKIP,
     UNREACHABLE,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import expected_gpus, node_labels
 
 
 def node_report(node, results, checks):

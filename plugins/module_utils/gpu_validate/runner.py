@@ -24,12 +24,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
     select_gpu_nodes,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks import (
-    allocatable_gpus,
     check_allocatable,
     check_driver,
     check_node_ready,
     check_workload,
-    expected_gpus,
     taint_text,
     untolerated_taints,
 )
@@ -37,6 +35,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
     FAIL,
     GPU_RESOURCE,
     NODE_CHECK,
+    PASS,
     RUN_LABEL,
     SKIP,
     WORKLOAD_CHECKS,
@@ -57,7 +56,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.report
     node_report,
     write_reports,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import (
+    physical_gpus,
+    workload_resource,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
+    condition_true,
     get_item,
     label_selector,
     list_items,
@@ -157,18 +161,43 @@ def read_only_checks(cfg, client, pod_api, core, nodes, results):
     return exporter_pods
 
 
-def not_run_reason(node, cfg):
-    """Why a workload pod cannot run on the node (None when it can)."""
-    if allocatable_gpus(node) < 1:
-        return "not run: the node advertises no allocatable {0}, the pod could not be scheduled".format(GPU_RESOURCE)
-    if (node.get("spec") or {}).get("unschedulable") and cfg["pin"] == "affinity":
-        return "not run: the node is cordoned"
+CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
+
+
+def _taint_reason(node, cfg):
     taints = untolerated_taints(node, cfg["tolerations"])
+    condition = [t for t in taints if (t.get("key") or "").startswith(CONDITION_TAINT_PREFIXES)]
+    if condition:
+        return "not run: the node is tainted {0} by its condition; fix the node (a toleration would not help)".format(
+            ", ".join(taint_text(t) for t in condition)
+        )
     if taints:
         return "not run: taint {0} is not tolerated; add it to tolerations".format(
             ", ".join(taint_text(t) for t in taints)
         )
     return None
+
+
+def not_run(node, cfg, results):
+    """(status, reason) when a workload pod cannot run on the node, else None.
+
+    Skipped when a check already reported why (node_ready, allocatable); failed
+    when nothing else did.
+    """
+    name = node["metadata"]["name"]
+    ready = results[name][NODE_CHECK]
+    if ready["status"] != PASS and (condition_true(node, "Ready") is False or cfg["pin"] == "affinity"):
+        fix = "fix the node" if condition_true(node, "Ready") is False else "uncordon the node or use pin: nodeName"
+        return SKIP, "not run: {0}; {1} first".format(ready["message"], fix)
+    if workload_resource(node) is None:
+        alloc = results[name].get("allocatable")
+        if alloc and alloc["status"] != PASS:
+            return SKIP, "not run: the allocatable check failed, the pod could not be scheduled"
+        return FAIL, "not run: the node advertises no allocatable {0}, the pod could not be scheduled".format(
+            GPU_RESOURCE
+        )
+    reason = _taint_reason(node, cfg)
+    return (FAIL, reason) if reason else None
 
 
 def plan_workloads(cfg, nodes, results, check_mode):
@@ -182,11 +211,11 @@ def plan_workloads(cfg, nodes, results, check_mode):
             if check_mode:
                 results[name][check] = {"status": SKIP, "message": "not run in check mode (it creates pods)"}
                 continue
-            reason = not_run_reason(node, cfg)
-            if reason:
-                results[name][check] = {"status": FAIL, "message": "{0} {1}".format(check, reason)}
+            verdict = not_run(node, cfg, results)
+            if verdict:
+                results[name][check] = {"status": verdict[0], "message": "{0} {1}".format(check, verdict[1])}
                 continue
-            body = render_pod(check, name, cfg, cfg["run"])
+            body = render_pod(check, name, cfg, cfg["run"], workload_resource(node))
             bodies.append(body)
             owner[body["metadata"]["name"]] = (name, check)
     return bodies, owner
@@ -268,7 +297,7 @@ def run(module, client, svc):
     check_namespaces(cfg, client, svc)
     pod_api = svc.find_resource("Pod", "v1", fail=True)
     results = dict((n["metadata"]["name"], {NODE_CHECK: check_node_ready(n)}) for n in nodes)
-    expected = dict((n["metadata"]["name"], expected_gpus(n, cfg["expected_gpus"])[0]) for n in nodes)
+    expected = dict((n["metadata"]["name"], physical_gpus(n, cfg["expected_gpus"])) for n in nodes)
     progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
     core = core_api(client)
     exporter_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)

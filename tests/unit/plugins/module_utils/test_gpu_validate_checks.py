@@ -9,7 +9,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks
     check_driver,
     check_node_ready,
     check_workload,
-    expected_gpus,
     taint_text,
     untolerated_taints,
 )
@@ -29,6 +28,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods i
     pod_finished,
     pod_state,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import expected_gpus
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_validate_fixtures import (
     METRICS,
     SMI_LOG,
