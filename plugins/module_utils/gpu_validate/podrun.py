@@ -79,7 +79,7 @@ class PodRun(object):
     # -- create
     def create(self, bodies):
         def create(body):
-            return self.client.create(self.pod_api, body, namespace=self.namespace).to_dict()
+            self.client.create(self.pod_api, body, namespace=self.namespace)
 
         futures = [(body["metadata"]["name"], self.pool.submit(create, body)) for body in bodies]
         unauthorized = None
