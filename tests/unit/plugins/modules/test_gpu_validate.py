@@ -24,12 +24,7 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
     mig_single_node,
     time_sliced_node,
 )
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import (
-    FakeClient,
-    Instance,
-    _matches,
-    run,
-)
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
 
 KINDS = {("Node", "v1"): False, ("Namespace", "v1"): False, ("Pod", "v1"): True}
 
@@ -92,19 +87,6 @@ class GpuCluster(FakeClient):
         self.outcome = outcome or (lambda pod: ("Succeeded", PASSED if "vectoradd" in pod["metadata"]["name"] else SMI))
         self.logs = {}
         self.on_get = GpuCluster.kubelet
-
-    def delete(self, resource, name=None, namespace=None, label_selector=None, **params):
-        if name:
-            return super(GpuCluster, self).delete(resource, name=name, namespace=namespace, **params)
-        self.writes.append(("deletecollection", resource.kind, label_selector, None))
-        for key, obj in list(self.store.items()):
-            if (
-                key[0] == resource.kind
-                and key[1] == namespace
-                and _matches(obj["metadata"].get("labels") or {}, label_selector)
-            ):
-                del self.store[key]
-        return Instance({"kind": resource.kind + "List", "items": []})
 
     def kubelet(self, resource):
         """Validation pods run to completion at the first look (scheduled on their affinity node)."""
