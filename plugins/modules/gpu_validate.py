@@ -18,22 +18,40 @@ description:
     every selected GPU node at once and returns a per-node report.
   - 'Fails with a message naming every failing node and why, for example
     C(ip-10-0-138-78: allocatable nvidia.com/gpu 0, expected 1; device-plugin pod CrashLoopBackOff).'
-  - C(allocatable) - the node's C(status.allocatable) has the expected C(nvidia.com/gpu) (GFD label
-    C(nvidia.com/gpu.count) times C(nvidia.com/gpu.replicas), or O(expected_gpus), or at least one). On
-    failure the state of the node's device plugin pod (O(device_plugin_selector)) is added.
+  - C(allocatable) - the node's C(status.allocatable) has what GPU Feature Discovery's labels promise, or
+    O(expected_gpus), or at least one. Without MIG C(nvidia.com/gpu) = C(nvidia.com/gpu.count) times
+    C(nvidia.com/gpu.replicas) (time-slicing); with time-slicing and C(renameByDefault=true) the resource read
+    is C(nvidia.com/gpu.shared). MIG C(single) (label C(nvidia.com/mig.strategy)) - C(nvidia.com/gpu) counts
+    the MIG devices (GFD's C(nvidia.com/gpu.count)). MIG C(mixed) - every C(nvidia.com/mig-<profile>) must
+    match GFD's C(nvidia.com/mig-<profile>.count), and C(nvidia.com/gpu) (the GPUs without MIG) may be at
+    most C(nvidia.com/gpu.count). The message names each resource compared. On failure the state of the
+    node's device plugin pod (O(device_plugin_selector)) is added.
   - C(driver) - a driver pod (O(driver_selector) in O(driver_namespace)) on the node is Ready; otherwise its
     state (C(CrashLoopBackOff), C(ImagePullBackOff), ...) and the last lines of its (previous) log.
   - C(vectoradd) - a pod pinned to the node requesting one C(nvidia.com/gpu) runs the CUDA vectorAdd sample;
     it must Succeed with C(Test PASSED) in its log. C(nvidia_smi) - the same with C(nvidia-smi), which must
     print its table (and O(driver_version) when given).
-  - C(metrics) - the node's DCGM exporter serves C(DCGM_FI_DEV_GPU_TEMP) for each GPU. The endpoint is read
+  - C(metrics) - the node's DCGM exporter serves C(DCGM_FI_DEV_GPU_TEMP) for each physical GPU (one series
+    per GPU UUID, whatever time-slicing replicas or MIG devices it is shared into; under MIG C(single), whose
+    labels do not tell the number of physical GPUs, at least one). The endpoint is read
     through the API server proxy, so the machine running Ansible needs no pod network -
     C(/api/v1/namespaces/<ns>/pods/<exporter pod>:<port>/proxy/metrics) per node (O(metrics_via=pod)), or
     once through C(/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/metrics) (O(metrics_via=service)),
-    series being attributed to nodes by their C(Hostname) label. When the API server cannot reach the
+    series being attributed to nodes by their C(Hostname) (or, in newer exporters, C(hostname)) label; series
+    without it (an exporter run with C(--no-hostname)) are credited to no node, and the check fails telling
+    to use O(metrics_via=pod). When the API server cannot reach the
     exporter the check is reported C(unreachable) with the proxy's error; it never passes unread.
+  - The workload pods request one unit of the resource the node advertises - C(nvidia.com/gpu), else
+    C(nvidia.com/gpu.shared), else a MIG device C(nvidia.com/mig-<profile>).
+  - A check that cannot run because an earlier one already failed (node C(NotReady) or cordoned, no
+    allocatable GPU) is reported C(skipped) with the reason (a JUnit C(skipped) test case), not as a second
+    failure.
+  - 'Pod selectors: the defaults find the pods of the NVIDIA GPU Operator, and the roles of this collection
+    label their pods the same way - C(app=nvidia-device-plugin-daemonset), C(app=nvidia-dcgm-exporter) and, for
+    the driver, C(app.kubernetes.io/component=nvidia-driver) (which the operator also sets on its precompiled,
+    per-kernel driver DaemonSets, whose C(app) label varies).'
   - All pods are created first (in parallel), then followed together with one watch (one list per
-    O(poll_interval) where watches are not available); logs are read in parallel as pods finish, so the duration
+    O(wait_sleep) where watches are not available); logs are read in parallel as pods finish, so the duration
     hardly depends on the number of nodes.
   - The pods run with a restricted security context (runAsNonRoot, no privilege escalation, all capabilities
     dropped, read-only root filesystem, RuntimeDefault seccomp), tolerate O(tolerations) and
@@ -45,6 +63,8 @@ description:
     check) and Markdown (O(report_markdown)), also when the validation fails.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.wait
+  - gpuops.cluster.node_selection
 options:
   checks:
     description: The checks to run.
@@ -52,17 +72,13 @@ options:
     elements: str
     choices: [allocatable, driver, vectoradd, nvidia_smi, metrics]
     default: [allocatable, driver, vectoradd]
-  node_selector:
+  node_names:
     description:
-      - Labels the nodes to validate must carry (all of them). Default (empty) selects nodes with any NVIDIA
-        PCI label of Node Feature Discovery (C(feature.node.kubernetes.io/pci-10de.present=true) or the
-        C(pci-0302_10de) / C(pci-0300_10de) forms).
-    type: dict
-    default: {}
-  nodes:
-    description: Validate only these nodes (by name). Without O(node_selector) they need no NFD label.
+      - Validate only these nodes (by name). Without O(node_selector) they need no NFD label.
+      - A name that is not among the selected nodes is an error.
     type: list
     elements: str
+    aliases: [nodes]
   namespace:
     description: Namespace the validation pods run in. It must exist.
     type: str
@@ -77,9 +93,12 @@ options:
   device_plugin_selector:
     description: Label selector of the device plugin pods (their state explains a missing allocatable).
     type: str
-    default: app.kubernetes.io/component=nvidia-device-plugin
+    default: app=nvidia-device-plugin-daemonset
   expected_gpus:
-    description: GPUs every node must advertise; default from the GFD label C(nvidia.com/gpu.count) of each node, else at least 1.
+    description:
+      - GPUs every node must advertise of C(nvidia.com/gpu) (C(nvidia.com/gpu.shared) when time-slicing renames it;
+        under MIG C(mixed) the GPUs without MIG).
+      - Default from the GFD labels of each node (see C(allocatable) above), else at least 1.
     type: int
   driver_version:
     description: With C(nvidia_smi), the driver version (or branch) nvidia-smi must report.
@@ -93,9 +112,30 @@ options:
     type: str
     default: nvcr.io/nvidia/cuda:12.5.0-base-ubi8
   tolerations:
-    description: Tolerations of the validation pods (default tolerates the C(nvidia.com/gpu) NoSchedule taint).
+    description:
+      - Tolerations of the validation pods (default tolerates the C(nvidia.com/gpu) NoSchedule taint).
+      - An entry with O(tolerations[].operator=Exists) takes no O(tolerations[].value); an empty key needs C(Exists).
     type: list
     elements: dict
+    suboptions:
+      key:
+        description: Taint key (empty with C(Exists) tolerates every taint).
+        type: str
+      operator:
+        description: C(Equal) compares the value, C(Exists) only the key.
+        type: str
+        choices: [Equal, Exists]
+        default: Equal
+      value:
+        description: Taint value (with C(Equal)).
+        type: str
+      effect:
+        description: Taint effect to tolerate (all when unset).
+        type: str
+        choices: [NoSchedule, PreferNoSchedule, NoExecute]
+      tolerationSeconds:
+        description: With C(NoExecute), how long the pod stays after the taint appears.
+        type: int
   pin:
     description:
       - How a pod is tied to its node. C(affinity) (a required node affinity on C(metadata.name), as DaemonSets
@@ -121,14 +161,16 @@ options:
     description: Pull secrets of the validation pods.
     type: list
     elements: str
-  timeout:
-    description: Seconds to wait for all validation pods together (at least 10).
+  wait_timeout:
+    description:
+      - Seconds to wait for all validation pods together (at least 10). Default 300.
     type: int
-    default: 300
-  poll_interval:
+    aliases: [timeout]
+  wait_sleep:
     description: Seconds between two progress lines, and between two polls where the pods cannot be watched.
     type: int
-    default: 2
+    default: 5
+    aliases: [poll_interval]
   parallel:
     description: Requests sent at the same time (pod creation, log and metrics reads).
     type: int
@@ -139,7 +181,7 @@ options:
   metrics_selector:
     description: Label selector of the DCGM exporter pods (O(metrics_via=pod)).
     type: str
-    default: app.kubernetes.io/component=dcgm-exporter
+    default: app=nvidia-dcgm-exporter
   metrics_via:
     description:
       - C(pod) reads every node's exporter pod through the pod proxy (per node); C(service) reads the
@@ -203,7 +245,7 @@ EXAMPLES = r"""
   gpuops.cluster.gpu_validate:
     checks: [allocatable, driver, vectoradd, nvidia_smi, metrics]
     driver_version: 550.90.07
-    timeout: 600
+    wait_timeout: 600
     report_json: "{{ playbook_dir }}/reports/gpu-validate.json"
     report_junit: "{{ playbook_dir }}/reports/gpu-validate.xml"
     report_markdown: "{{ playbook_dir }}/reports/gpu-validate.md"
@@ -266,7 +308,7 @@ nodes:
       description: GFD C(nvidia.com/gpu.product) label.
       type: str
     allocatable_gpus:
-      description: C(nvidia.com/gpu) in C(status.allocatable).
+      description: C(nvidia.com/gpu) (or C(nvidia.com/gpu.shared)) in C(status.allocatable); under MIG C(mixed) all GPU and MIG devices.
       type: int
     expected_gpus:
       description: Expected GPUs (null means at least one).
@@ -309,52 +351,9 @@ progress:
   elements: str
 """
 
-import copy
-
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
-    auth_argument_spec,
-    new_module,
-    run_module,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils.validate import CHECKS, DEFAULT_CHECKS, run
-
-
-def argument_spec():
-    spec = auth_argument_spec()
-    spec.update(
-        checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(DEFAULT_CHECKS)),
-        node_selector=dict(type="dict", default={}),
-        nodes=dict(type="list", elements="str"),
-        namespace=dict(type="str", default="nvidia-gpu-operator"),
-        driver_namespace=dict(type="str"),
-        driver_selector=dict(type="str", default="app.kubernetes.io/component=nvidia-driver"),
-        device_plugin_selector=dict(type="str", default="app.kubernetes.io/component=nvidia-device-plugin"),
-        expected_gpus=dict(type="int"),
-        driver_version=dict(type="str"),
-        vectoradd_image=dict(type="str", default="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8"),
-        nvidia_smi_image=dict(type="str", default="nvcr.io/nvidia/cuda:12.5.0-base-ubi8"),
-        tolerations=dict(type="list", elements="dict"),
-        pin=dict(type="str", default="affinity", choices=["affinity", "nodeName"]),
-        run_as_user=dict(type="int"),
-        service_account=dict(type="str"),
-        priority_class_name=dict(type="str"),
-        runtime_class_name=dict(type="str"),
-        image_pull_secrets=dict(type="list", elements="str", no_log=False),
-        timeout=dict(type="int", default=300),
-        poll_interval=dict(type="int", default=2),
-        parallel=dict(type="int", default=16),
-        metrics_namespace=dict(type="str"),
-        metrics_selector=dict(type="str", default="app.kubernetes.io/component=dcgm-exporter"),
-        metrics_via=dict(type="str", default="pod", choices=["pod", "service"]),
-        metrics_service=dict(type="str", default="nvidia-dcgm-exporter"),
-        metrics_port=dict(type="int", default=9400),
-        metrics_path=dict(type="str", default="/metrics"),
-        report_json=dict(type="path"),
-        report_junit=dict(type="path"),
-        report_markdown=dict(type="path"),
-        fail_on_error=dict(type="bool", default=True),
-    )
-    return copy.deepcopy(spec)
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import argument_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.runner import run
 
 
 def main():

@@ -145,7 +145,7 @@ def main(argv=None):
                 len(names), tag, ", ".join(checks)
             )
         )
-        base = {"namespace": namespace, "checks": checks, "timeout": 300, "poll_interval": 1}
+        base = {"namespace": namespace, "checks": checks, "wait_timeout": 300, "wait_sleep": 1}
         one = dict(base, nodes=[names[0]])
         many = dict(base, node_selector={SET_LABEL: tag})
         measure(lc.kubeconfig, one, "warm-up")

@@ -32,6 +32,7 @@ from gpu_nodes import (
     SET_LABEL,
     GpuNodes,
     allocatable,
+    daemonset,
     delete_namespace,
     deploy,
     gpu_stack,
@@ -94,7 +95,7 @@ def stack(cluster):
 
 
 def base_args(st, **kw):
-    args = {"namespace": st.ns, "node_selector": {SET_LABEL: st.tag, HEALTH: "ok"}, "timeout": 60, "poll_interval": 1}
+    args = {"namespace": st.ns, "node_selector": {SET_LABEL: st.tag, HEALTH: "ok"}, "wait_timeout": 60, "wait_sleep": 1}
     args.update(kw)
     return args
 
@@ -165,7 +166,7 @@ def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, t
     assert "allocatable nvidia.com/gpu 0, expected at least 1; device-plugin pod Pending: PodInitializing" in msg
     assert "driver pod nvidia-driver-daemonset-" in msg and "CrashLoopBackOff (restarts" in msg
     assert "modules built for kernel {0}, node runs {1}".format(kernel_of(RHCOS_416), kernel_of(RHCOS_417)) in msg
-    assert "vectoradd not run: the node advertises no allocatable nvidia.com/gpu" in msg
+    assert "vectoradd not run" not in msg  # not run because allocatable failed: skipped, not a second failure
     for healthy in stack.healthy:
         assert healthy + ":" not in msg
     writes = cluster.audit.writes_since(mark)
@@ -173,15 +174,21 @@ def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, t
     assert validation_pods(stack) == []
     report = json.load(open(report_path))
     assert report["summary"]["failed"] == 1 and report["failures"][0].startswith(stack.broken + ": ")
+    broken = [n for n in report["nodes"] if n["node"] == stack.broken][0]
+    assert broken["checks"]["vectoradd"] == {
+        "status": "skipped",
+        "message": "vectoradd not run: the allocatable check failed, the pod could not be scheduled",
+    }
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert int(suite.get("failures")) == 3  # allocatable, driver, vectoradd of the broken node
+    assert int(suite.get("failures")) == 2  # allocatable and driver of the broken node
+    assert int(suite.get("skipped")) == 1  # its vectoradd, with the reason
 
 
 def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ansible_task):
     # The local cluster has no pod network: the API server cannot dial the exporter pods, so the
     # check must say "unreachable" (with the proxy error), never pass.
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]]))
+    result = ansible_task(MODULE, base_args(stack, checks=["metrics"], node_names=[stack.healthy[0]]))
     assert result.get("failed"), result
     assert cluster.audit.writes_since(mark) == []
     check = result["nodes"][0]["checks"]["metrics"]
@@ -191,7 +198,7 @@ def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ans
     )
     service = ansible_task(
         MODULE,
-        base_args(stack, checks=["metrics"], nodes=[stack.healthy[0]], metrics_via="service", fail_on_error=False),
+        base_args(stack, checks=["metrics"], node_names=[stack.healthy[0]], metrics_via="service", fail_on_error=False),
     )
     assert not service.get("failed") and service["passed"] is False
     assert service["nodes"][0]["checks"]["metrics"]["status"] == "unreachable"
@@ -220,7 +227,7 @@ def test_busy_gpu_times_out_with_scheduler_reason_and_cleans_up(cluster, stack, 
             30,
             what="GPU hog running",
         )
-        result = ansible_task(MODULE, base_args(stack, checks=["vectoradd"], nodes=[node], timeout=10))
+        result = ansible_task(MODULE, base_args(stack, checks=["vectoradd"], node_names=[node], wait_timeout=10))
         assert result.get("failed"), result
         assert "{0}: vectoradd pod still Pending: 0/".format(node) in result["msg"]
         assert "Insufficient nvidia.com/gpu" in result["msg"] and "after 10s" in result["msg"]
@@ -242,8 +249,8 @@ def test_untolerated_taint_fails_fast_then_tolerations_fix_it(cluster, stack, an
             "namespace": stack.ns,
             "node_selector": {SET_LABEL: tag},
             "checks": ["allocatable", "vectoradd"],
-            "timeout": 60,
-            "poll_interval": 1,
+            "wait_timeout": 60,
+            "wait_sleep": 1,
         }
         mark = cluster.audit.mark()
         result = ansible_task(MODULE, args)
@@ -265,13 +272,24 @@ def test_untolerated_taint_fails_fast_then_tolerations_fix_it(cluster, stack, an
 def _bad_cases(tmp):
     return [
         ("unknown check", dict(checks=["allocatable", "gpu_burn"]), None, "value of checks must be one or more of"),
-        ("timeout too small", dict(timeout=3), None, "timeout:"),
+        ("timeout too small", dict(wait_timeout=3), None, "wait_timeout:"),
         ("selector matches nothing", dict(node_selector={SET_LABEL: "no-such-set"}), None, "node_selector:"),
-        ("unknown node", dict(nodes=["no-such-node"]), None, "nodes:"),
+        ("unknown node", dict(node_names=["no-such-node"]), None, "node_names:"),
         ("namespace missing", dict(namespace="no-such-namespace"), None, "namespace:"),
         ("report folder missing", dict(report_junit=os.path.join(tmp, "missing", "r.xml")), None, "report_junit:"),
         ("report path is a folder", dict(report_json=tmp), None, "report_json:"),
-        ("bad toleration", dict(tolerations=[{"key": "x", "operator": "Sometimes"}]), None, "tolerations:"),
+        (
+            "bad toleration",
+            dict(tolerations=[{"key": "x", "operator": "Sometimes"}]),
+            None,
+            "value of operator must be one of: Equal, Exists, got: Sometimes found in tolerations",
+        ),
+        (
+            "toleration Exists with a value",
+            dict(tolerations=[{"key": "x", "operator": "Exists", "value": "y"}]),
+            None,
+            "tolerations:",
+        ),
         ("expected 0 GPUs", dict(expected_gpus=0), None, "expected_gpus:"),
         ("bad selector", dict(driver_selector="app in (broken"), None, "driver_selector:"),
         (
@@ -299,7 +317,7 @@ def _bad_cases(tmp):
     ]
 
 
-@pytest.mark.parametrize("index", range(12), ids=[c[0] for c in _bad_cases("/tmp")])
+@pytest.mark.parametrize("index", range(len(_bad_cases("/tmp"))), ids=[c[0] for c in _bad_cases("/tmp")])
 def test_bad_input_fails_clearly_and_writes_nothing(cluster, stack, ansible_task, tmp_path, index):
     what, override, env, prefix = _bad_cases(str(tmp_path))[index]
     args = base_args(stack, checks=["allocatable", "driver", "vectoradd"])
@@ -319,3 +337,95 @@ def test_forbidden_user_gets_403_and_writes_nothing(cluster, stack, ansible_task
     result = ansible_task(MODULE, base_args(stack), env={"K8S_AUTH_KUBECONFIG": cluster.kubeconfig_of("nobody")})
     assert result.get("failed") and "403" in result["msg"], result
     assert cluster.audit.writes_since(mark, user="nobody") == []
+
+
+TIME_SLICING_RENAMED = (
+    "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+    "    - name: nvidia.com/gpu\n      replicas: 4\n"
+)
+
+
+def sharing_stack(namespace, tag, mig_strategy=None, config_map=None):
+    """Driver, toolkit, device plugin (MIG_STRATEGY, time-slicing config) and GFD for one node set."""
+    driver_image = "nvcr.io/nvidia/driver:550.90.07-{0}-rhcos4.16".format(kernel_of(RHCOS_416))
+    objects = [d for d in gpu_stack(namespace, tag, driver_image, dcgm=False)]
+    plugin = objects[2]
+    container = plugin["spec"]["template"]["spec"]["containers"][0]
+    if mig_strategy:
+        container["env"] = [{"name": "MIG_STRATEGY", "value": mig_strategy}]
+    if config_map:
+        plugin["spec"]["template"]["spec"]["volumes"] = [{"name": "config", "configMap": {"name": config_map}}]
+        container["volumeMounts"] = [{"name": "config", "mountPath": "/config"}]
+    objects.append(
+        daemonset(
+            "gpu-feature-discovery", namespace, tag, "gpu-feature-discovery", "nvcr.io/nvidia/k8s-device-plugin:v0.16.1"
+        )
+    )
+    for body in objects:
+        body["metadata"]["name"] += "-" + tag  # one stack per node set in the namespace
+        body["spec"]["selector"]["matchLabels"]["app"] += "-" + tag
+        body["spec"]["template"]["metadata"]["labels"]["app"] += "-" + tag
+    return objects
+
+
+def test_mig_and_time_slicing_nodes_pass_allocatable(cluster, ansible_task):
+    """MIG single, MIG mixed and renamed time-slicing, as the simulated device plugin and GFD publish them."""
+    ns = make_namespace(cluster.api)
+    nodes = GpuNodes(cluster.api)
+    core = client.CoreV1Api(cluster.api)
+    try:
+        core.create_namespaced_config_map(
+            ns, {"metadata": {"name": "time-slicing"}, "data": {"any": TIME_SLICING_RENAMED}}
+        )
+        sets = {}
+        for key, itype, labels, strategy, cm in (
+            ("single", "p4d.24xlarge", {"nvidia.com/mig.config": "all-1g.5gb"}, "single", None),
+            ("mixed", "p4d.24xlarge", {"nvidia.com/mig.config": "all-balanced"}, "mixed", None),
+            ("shared", "g4dn.xlarge", {}, None, "time-slicing"),
+        ):
+            tag, names = nodes.make(1, prefix="gpu-" + key, instance_type=itype, extra_labels=labels)
+            deploy(cluster.api, sharing_stack(ns, tag, strategy, cm))
+            sets[key] = (tag, names[0])
+
+        def published():
+            want = {
+                "single": ("nvidia.com/gpu", "56"),
+                "mixed": ("nvidia.com/mig-3g.20gb", "8"),
+                "shared": ("nvidia.com/gpu.shared", "4"),
+            }
+            for key, (resource, count) in want.items():
+                node = core.read_node(sets[key][1])
+                labels = node.metadata.labels or {}
+                if (node.status.allocatable or {}).get(resource) != count or "nvidia.com/gpu.count" not in labels:
+                    return False
+            return True
+
+        wait_until(published, 90, what="MIG and time-slicing resources and GFD labels")
+        shared = core.read_node(sets["shared"][1]).metadata.labels
+        assert shared["nvidia.com/gpu.product"] == "Tesla-T4"  # renamed: no -SHARED suffix
+        assert core.read_node(sets["single"][1]).metadata.labels["nvidia.com/mig.strategy"] == "single"
+
+        for key, checks in (
+            ("single", ["allocatable", "driver", "vectoradd", "nvidia_smi"]),
+            ("mixed", ["allocatable", "driver"]),
+            ("shared", ["allocatable", "driver", "vectoradd", "nvidia_smi"]),
+        ):
+            args = {
+                "namespace": ns,
+                "node_selector": {SET_LABEL: sets[key][0]},
+                "checks": checks,
+                "wait_timeout": 60,
+                "wait_sleep": 1,
+            }
+            result = ansible_task(MODULE, args)
+            assert not result.get("failed"), (key, result.get("msg"))
+            alloc = result["nodes"][0]["checks"]["allocatable"]
+            assert alloc["status"] == "pass", (key, alloc)
+        assert "nvidia.com/mig-1g.5gb 16, nvidia.com/mig-2g.10gb 8, nvidia.com/mig-3g.20gb 8" in (
+            ansible_task(
+                MODULE, {"namespace": ns, "node_selector": {SET_LABEL: sets["mixed"][0]}, "checks": ["allocatable"]}
+            )["nodes"][0]["checks"]["allocatable"]["message"]
+        )
+    finally:
+        delete_namespace(cluster.api, ns)
+        nodes.cleanup()

@@ -44,7 +44,7 @@ __metaclass__ = type
 
 import time
 
-from simopenshift import apis, catalog, gpustack, podsim
+from simopenshift import apis, catalog, gpustack, mig, podsim
 from simopenshift.kube import (
     CONFIGMAPS,
     NODES,
@@ -293,8 +293,13 @@ class NodeAgent(Controller):
             "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n",
         )
         replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []))
+        mig_layout = self._mig(node, hw, gpu_count, by.get(PLUGIN, []), managed)
         if managed:
-            self._capacity(node, gpu_count, replicas, rename, bool(by.get(PLUGIN)), plugin_ready and stack_ready)
+            if mig_layout:
+                wanted = mig_layout.resources()
+            else:
+                wanted = {gpustack.SHARED_RESOURCE if rename else catalog.GPU_RESOURCE: gpu_count * replicas}
+            self._capacity(node, wanted, bool(by.get(PLUGIN)), plugin_ready and stack_ready)
         elif host_driver and has_gpu:
             plugin_ready = True  # pre-provisioned node: its capacity is static
 
@@ -303,7 +308,7 @@ class NodeAgent(Controller):
             node, by.get(GFD, []), stack_ready, boot, now, wake, "Start running\nCreating Labels\nSleeping for 60s\n"
         )
         if managed:
-            self._gfd(node, hw, gfd_ready and has_gpu, driver_version, replicas, strategy)
+            self._gfd(node, hw, gfd_ready and has_gpu, driver_version, (replicas, strategy, rename), mig_layout)
         self._dependent(
             node,
             by.get(DCGM, []),
@@ -358,26 +363,35 @@ class NodeAgent(Controller):
                     return gpustack.sharing_config(cm["data"], labels_of(node), default)
         return 1, False, "none"
 
-    def _capacity(self, node, gpu_count, replicas, rename, plugin_present, healthy):
+    def _mig(self, node, hw, gpu_count, plugin_pods, managed):
+        """The node's MIG layout (nvidia.com/mig.config + the plugin's MIG_STRATEGY); reports the config state."""
+        if not managed:
+            return None
+        container = (((plugin_pods or [{}])[0].get("spec") or {}).get("containers") or [{}])[0]
+        strategy = gpustack.container_env(container, "MIG_STRATEGY") or "none"
+        layout, state = mig.mig_state(labels_of(node), hw.model, gpu_count, hw.gpu_memory_mib, strategy)
+        if labels_of(node).get(mig.MIG_STATE_LABEL) != state:
+            self.client.patch(NODES, name_of(node), {"metadata": {"labels": {mig.MIG_STATE_LABEL: state}}})
+        return layout
+
+    def _capacity(self, node, wanted, plugin_present, healthy):
+        """Extended resources as the device plugin registers them (``wanted``: {resource: count})."""
         status = node.get("status") or {}
         capacity = status.get("capacity") or {}
         allocatable = status.get("allocatable") or {}
-        resource = gpustack.SHARED_RESOURCE if rename else catalog.GPU_RESOURCE
-        other = catalog.GPU_RESOURCE if rename else gpustack.SHARED_RESOURCE
-        want_cap = want_alloc = None
-        if plugin_present and gpu_count and (healthy or capacity.get(resource)):
-            want_cap = str(gpu_count * replicas)
-            want_alloc = want_cap if healthy else "0"
+        managed = set(wanted) | {catalog.GPU_RESOURCE, gpustack.SHARED_RESOURCE}
+        managed |= {r for r in list(capacity) + list(allocatable) if r.startswith(mig.MIG_RESOURCE_PREFIX)}
         patch_cap, patch_alloc = {}, {}
-        if capacity.get(resource) != want_cap:
-            patch_cap[resource] = want_cap
-        if allocatable.get(resource) != want_alloc:
-            patch_alloc[resource] = want_alloc
-        for res in (other,):
-            if res in capacity:
-                patch_cap[res] = None
-            if res in allocatable:
-                patch_alloc[res] = None
+        for resource in sorted(managed):
+            count = wanted.get(resource) or 0
+            want_cap = want_alloc = None
+            if plugin_present and count and (healthy or capacity.get(resource)):
+                want_cap = str(count)
+                want_alloc = want_cap if healthy else "0"
+            if capacity.get(resource) != want_cap:
+                patch_cap[resource] = want_cap
+            if allocatable.get(resource) != want_alloc:
+                patch_alloc[resource] = want_alloc
         if patch_cap or patch_alloc:
             body = {"status": {}}
             if patch_cap:
@@ -385,13 +399,16 @@ class NodeAgent(Controller):
             if patch_alloc:
                 body["status"]["allocatable"] = patch_alloc
             self.client.patch(NODES, name_of(node), body, subresource="status")
-            self.log.info("node %s: %s capacity %s allocatable %s", name_of(node), resource, want_cap, want_alloc)
+            self.log.info("node %s: capacity %s allocatable %s", name_of(node), patch_cap, patch_alloc)
 
-    def _gfd(self, node, hw, ready, driver_version, replicas, strategy):
+    def _gfd(self, node, hw, ready, driver_version, sharing, mig_layout):
         labels = labels_of(node)
+        replicas, strategy, rename = sharing
         if ready:
             stamp = self.gfd_stamp.setdefault(name_of(node), int(time.time()))
-            wanted = gpustack.gfd_labels(node, hw, driver_version, replicas, strategy, stamp)
+            wanted = gpustack.gfd_labels(node, hw, driver_version, replicas, strategy, stamp, rename=rename)
+            if mig_layout:
+                wanted = mig_layout.gfd_labels(wanted)
             wanted[gpustack.GFD_PREFIX + "gfd.timestamp"] = labels.get(
                 gpustack.GFD_PREFIX + "gfd.timestamp", str(stamp)
             )
@@ -402,6 +419,9 @@ class NodeAgent(Controller):
         for key in gpustack.GFD_KEYS:
             full = gpustack.GFD_PREFIX + key
             if full in labels and full not in wanted:
+                patch[full] = None
+        for full in labels:
+            if mig.is_mig_label(full) and full not in wanted:
                 patch[full] = None
         if patch:
             self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}})

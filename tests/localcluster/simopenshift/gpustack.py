@@ -239,8 +239,71 @@ def gpu_display_name(product):
     return name if len(name) <= 18 else name[:15] + "..."
 
 
+def driver_branch(driver):
+    try:
+        return int(str(driver).split(".")[0])
+    except ValueError:
+        return 0
+
+
 def nvidia_smi(product, count, memory_mib, driver, cuda, now=None):
-    """An nvidia-smi table in the layout of seed 000 for ``count`` GPUs."""
+    """An nvidia-smi table in the layout of the driver's branch for ``count`` GPUs.
+
+    Before R525 the 79-column table of seed 000; R525-R545 the 89-column one
+    with a MIG M. row (R535); from R550 the Bus-Id and memory columns are two
+    characters wider; from R610 the header says ``KMD Version`` instead of
+    ``Driver Version``.
+    """
+    if driver_branch(driver) >= 525:
+        return nvidia_smi_wide(product, count, memory_mib, driver, cuda, now)
+    return nvidia_smi_legacy(product, count, memory_mib, driver, cuda, now)
+
+
+def nvidia_smi_wide(product, count, memory_mib, driver, cuda, now=None):
+    """The R525+ table (R550+: wider Bus-Id / memory columns; R610+: KMD Version)."""
+    stamp = time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(now or time.time()))
+    cap = POWER_CAP_W.get(product, 300)
+    branch = driver_branch(driver)
+    mid = 24 if branch >= 550 else 22
+    label = "KMD Version:" if branch >= 610 else "Driver Version:"
+    rule = "+" + "-" * 41 + "+" + "-" * mid + "+" + "-" * 22 + "+"
+    head = "| NVIDIA-SMI {0:<22} {1} {2:<14} CUDA Version: {3:<9}".format(driver, label, driver, cuda or "N/A")
+    width = len(rule)
+    out = [
+        stamp,
+        "+" + "-" * (width - 2) + "+",
+        head[: width - 1].ljust(width - 1) + "|",
+        rule.replace("+", "|", 1)[:-1] + "|",
+        "| GPU  Name                 Persistence-M | {0} | Volatile Uncorr. ECC |".format(
+            "Bus-Id        Disp.A".rjust(mid - 2) if mid == 22 else "Bus-Id          Disp.A"
+        ),
+        "| Fan  Temp   Perf          Pwr:Usage/Cap | {0} | GPU-Util  Compute M. |".format(
+            "Memory-Usage".rjust(mid - 2)
+        ),
+        "|                                         | {0} |               MIG M. |".format(" " * (mid - 2)),
+        "|" + rule[1:-1].replace("-", "=") + "|",
+    ]
+    name = product.replace("-", " ", 1) if product.startswith(("Tesla-", "NVIDIA-", "Quadro-")) else product
+    for index in range(count):
+        bus = "00000000:00:%02X.0 Off" % (0x1E - index if index < 0x1E else index)
+        memory = "0MiB / %dMiB" % memory_mib
+        out.append("| {0:>3}  {1:<29}  On  | {2} |                    0 |".format(index, name[:29], bus.rjust(mid - 2)))
+        power = "%dW / %4dW" % (min(22, cap // 3), cap)
+        out.append("| N/A   34C    P0{0} | {1} |      0%      Default |".format(power.rjust(24), memory.rjust(mid - 2)))
+        out.append("|                                         | {0} |                  N/A |".format(" " * (mid - 2)))
+        out.append(rule)
+    out += [
+        "",
+        "+" + "-" * (width - 2) + "+",
+        "| Processes:".ljust(width - 1) + "|",
+        "|  No running processes found".ljust(width - 1) + "|",
+        "+" + "-" * (width - 2) + "+",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def nvidia_smi_legacy(product, count, memory_mib, driver, cuda, now=None):
+    """An nvidia-smi table in the layout of seed 000 (drivers before R525) for ``count`` GPUs."""
     stamp = time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(now or time.time()))
     cap = POWER_CAP_W.get(product, 300)
     out = [
@@ -320,8 +383,12 @@ def sharing_config(text, node_labels=None, default_key=None):
     return 1, False, "none"
 
 
-def gfd_labels(node, hw, driver, replicas=1, strategy="none", timestamp=None):
-    """The nvidia.com/* labels GPU Feature Discovery publishes (seed 004 + GFD README)."""
+def gfd_labels(node, hw, driver, replicas=1, strategy="none", timestamp=None, rename=False):
+    """The nvidia.com/* labels GPU Feature Discovery publishes (seed 004 + GFD README).
+
+    A shared GPU's product gets ``-SHARED`` only when the resource keeps its name
+    (``renameByDefault: false``); renamed to ``nvidia.com/gpu.shared`` it does not.
+    """
     model = hw.model
     major, minor, rev = (driver.split(".") + ["", ""])[:3]
     cuda = catalog.cuda_version(driver) or ""
@@ -337,7 +404,7 @@ def gfd_labels(node, hw, driver, replicas=1, strategy="none", timestamp=None):
         )
     )
     product = hw.gpu_product
-    if strategy != "none":
+    if strategy != "none" and not rename:
         product += "-SHARED"
     labels = {
         "cuda.driver.major": major,

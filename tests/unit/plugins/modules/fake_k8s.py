@@ -161,12 +161,26 @@ class FakeClient(object):
         self.store[key] = obj
         return Response(obj)
 
-    def delete(self, resource, name=None, namespace=None, **params):
+    def delete(self, resource, name=None, namespace=None, label_selector=None, **params):
+        if name is None and label_selector:
+            return self.delete_collection(resource, namespace, label_selector)
         self.writes.append(("delete", resource.kind, name, params.get("dry_run")))
         obj = self.store.pop((resource.kind, namespace if resource.namespaced else None, name), None)
         if obj is None:
             raise not_found(name)
         return Instance(obj)
+
+    def delete_collection(self, resource, namespace, label_selector):
+        """DELETE on a collection with a label selector (a deletecollection in the audit log)."""
+        self.writes.append(("deletecollection", resource.kind, label_selector, None))
+        for key, obj in list(self.store.items()):
+            if (
+                key[0] == resource.kind
+                and key[1] == namespace
+                and _matches(obj["metadata"].get("labels") or {}, label_selector)
+            ):
+                del self.store[key]
+        return Instance({"kind": resource.kind + "List", "items": []})
 
 
 class Exit(Exception):

@@ -15,13 +15,18 @@ import os
 import pytest
 from kubernetes.client.rest import ApiException
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import validate as v
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import metrics, params, podrun, runner
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import RUN_LABEL
 from ansible_collections.gpuops.cluster.plugins.modules import gpu_validate
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import run
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.test_driver_container_build import (
-    KINDS,
-    BuildCluster,
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_validate_upstream import (
+    exposition,
+    mig_mixed_node,
+    mig_single_node,
+    time_sliced_node,
 )
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
+
+KINDS = {("Node", "v1"): False, ("Namespace", "v1"): False, ("Pod", "v1"): True}
 
 NS = "nvidia-gpu-operator"
 PASSED = "[Vector addition of 50000 elements]\nTest PASSED\nDone\n"
@@ -45,6 +50,14 @@ def node(name, alloc="1", count="1"):
     }
 
 
+# The app label of the GPU Operator's (and the collection's roles') pods.
+APPS = {
+    "nvidia-driver": "nvidia-driver-daemonset",
+    "nvidia-device-plugin": "nvidia-device-plugin-daemonset",
+    "dcgm-exporter": "nvidia-dcgm-exporter",
+}
+
+
 def component_pod(name, node_name, component, ready=True, waiting=None, restarts=0):
     cs = {
         "name": "c",
@@ -54,7 +67,11 @@ def component_pod(name, node_name, component, ready=True, waiting=None, restarts
     }
     return {
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app.kubernetes.io/component": component}},
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "labels": {"app.kubernetes.io/component": component, "app": APPS.get(component, component)},
+        },
         "spec": {"nodeName": node_name},
         "status": {
             "phase": "Running",
@@ -64,7 +81,7 @@ def component_pod(name, node_name, component, ready=True, waiting=None, restarts
     }
 
 
-class GpuCluster(BuildCluster):
+class GpuCluster(FakeClient):
     def __init__(self, objects, outcome=None):
         super(GpuCluster, self).__init__(objects, kinds=KINDS)
         self.outcome = outcome or (lambda pod: ("Succeeded", PASSED if "vectoradd" in pod["metadata"]["name"] else SMI))
@@ -105,9 +122,10 @@ class GpuCluster(BuildCluster):
 @pytest.fixture
 def patched(monkeypatch):
     state = {"proxy": lambda path: METRICS % path.split("/pods/")[1].split(":")[0].replace("dcgm-", ""), "client": None}
-    monkeypatch.setattr(v, "_core", lambda client: client)
-    monkeypatch.setattr(v, "_read_log", lambda core, pod, ns, tail=None, previous=False: core.logs.get(pod, ""))
-    monkeypatch.setattr(v, "_proxy_get", lambda client, path: state["proxy"](path))
+    monkeypatch.setattr(runner, "core_api", lambda client: client)
+    for where in (runner, podrun):
+        monkeypatch.setattr(where, "read_log", lambda core, pod, ns, tail=None, previous=False: core.logs.get(pod, ""))
+    monkeypatch.setattr(metrics, "proxy_get", lambda client, path: state["proxy"](path))
     return state
 
 
@@ -127,12 +145,12 @@ def cluster(n=3, extra=(), **kw):
 
 
 def go(monkeypatch, client, check=False, **args):
-    args.setdefault("poll_interval", 1)
+    args.setdefault("wait_sleep", 1)
     return run(monkeypatch, gpu_validate.main, client, args, check=check)
 
 
 def pods_left(client):
-    return [p["metadata"]["name"] for p in client.objects("Pod") if p["metadata"].get("labels", {}).get(v.RUN_LABEL)]
+    return [p["metadata"]["name"] for p in client.objects("Pod") if p["metadata"].get("labels", {}).get(RUN_LABEL)]
 
 
 def test_all_nodes_pass_and_nothing_is_left(monkeypatch, patched, tmp_path):
@@ -180,9 +198,13 @@ def test_failing_node_is_named_with_reasons(monkeypatch, patched, tmp_path):
     assert failed
     assert result["msg"] == (
         "GPU validation failed on 1 of 3 GPU node(s) (checks: allocatable, driver, vectoradd): ip-10-0-138-78: "
-        "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4); "
-        "vectoradd not run: the node advertises no allocatable nvidia.com/gpu, the pod could not be scheduled"
+        "allocatable nvidia.com/gpu 0, expected 1 (nvidia.com/gpu.count); device-plugin pod CrashLoopBackOff (restarts 4)"
     )
+    vectoradd = dict((n["node"], n["checks"]["vectoradd"]) for n in result["nodes"])["ip-10-0-138-78"]
+    assert vectoradd == {
+        "status": "skipped",
+        "message": "vectoradd not run: the allocatable check failed, the pod could not be scheduled",
+    }
     assert result["passed"] is False and result["summary"]["failed"] == 1
     assert len([w for w in client.writes if w[0] == "create"]) == 2  # no pod for the node without GPUs
     assert pods_left(client) == []
@@ -257,9 +279,9 @@ def test_metrics_via_service(monkeypatch, patched):
 
 
 def test_timeout_reports_pending_reason_and_cleans_up(monkeypatch, patched):
-    monkeypatch.setattr(v, "MIN_TIMEOUT", 1)
+    monkeypatch.setattr(params, "MIN_TIMEOUT", 1)
     client = cluster(2, outcome=lambda pod: ("Pending", ""))
-    result, failed = go(monkeypatch, client, checks=["vectoradd"], timeout=1)
+    result, failed = go(monkeypatch, client, checks=["vectoradd"], wait_timeout=1)
     assert failed
     assert (
         "gpu-0: vectoradd pod still Pending: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu. after 1s"
@@ -299,9 +321,9 @@ def test_unauthorized_create_still_cleans_up(monkeypatch, patched):
     "args,param",
     [
         (dict(checks=["allocatable", "gpu_burn"]), "checks"),
-        (dict(timeout=3), "timeout"),
+        (dict(wait_timeout=3), "wait_timeout"),
         (dict(node_selector={"gpu": "nonexistent"}), "node_selector"),
-        (dict(nodes=["gpu-0", "ghost"]), "nodes"),
+        (dict(node_names=["gpu-0", "ghost"]), "node_names"),
         (dict(namespace="missing"), "namespace"),
         (dict(report_json="/nonexistent-dir-xyz/r.json"), "report_json"),
         (dict(expected_gpus=0), "expected_gpus"),
@@ -317,5 +339,122 @@ def test_bad_inputs_fail_naming_parameter_and_write_nothing(monkeypatch, patched
     assert failed, result
     assert client.writes == []
     assert param in result["msg"]
-    if param != "checks":  # choices are enforced by Ansible's own argument spec check
+    if param not in ("checks", "tolerations"):  # choices and suboptions are enforced by Ansible's argument spec
         assert result["msg"].startswith(param + ":") and result.get("param") == param
+
+
+# --- real clusters: sharing, MIG, the GPU Operator's labels, reports -----------------------
+
+
+def operator_pod(name, node_name, app, **kw):
+    """A pod labelled as the NVIDIA GPU Operator labels it (assets/state-*/…_daemonset.yaml)."""
+    pod = component_pod(name, node_name, "unused", **kw)
+    pod["metadata"]["labels"] = {"app": app}
+    if app == "nvidia-driver-daemonset":
+        pod["metadata"]["labels"].update(
+            {"app.kubernetes.io/component": "nvidia-driver", "nvidia.com/precompiled": "false"}
+        )
+    return pod
+
+
+def operator_cluster(nodes, plugin_ready=True):
+    objs = [{"kind": "Namespace", "metadata": {"name": NS}}]
+    for n in nodes:
+        name = n["metadata"]["name"]
+        n = dict(n, kind="Node")
+        objs += [
+            n,
+            operator_pod("nvidia-driver-daemonset-" + name, name, "nvidia-driver-daemonset"),
+            operator_pod(
+                "nvidia-device-plugin-daemonset-" + name,
+                name,
+                "nvidia-device-plugin-daemonset",
+                ready=plugin_ready,
+                waiting=None if plugin_ready else "CrashLoopBackOff",
+                restarts=0 if plugin_ready else 3,
+            ),
+            operator_pod("nvidia-dcgm-exporter-" + name, name, "nvidia-dcgm-exporter"),
+        ]
+    return GpuCluster(objs)
+
+
+def test_defaults_find_the_gpu_operator_pods(monkeypatch, patched):
+    broken = time_sliced_node("gpu-0", rename=False, gpus=1, replicas=1)
+    broken["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    client = operator_cluster([broken], plugin_ready=False)
+    patched["proxy"] = lambda path: exposition(1, host="gpu-0")
+    result, failed = go(monkeypatch, client, checks=["allocatable", "driver", "metrics"], fail_on_error=False)
+    checks = result["nodes"][0]["checks"]
+    assert checks["driver"]["status"] == "pass", checks
+    assert checks["metrics"]["status"] == "pass", checks
+    assert "device-plugin pod CrashLoopBackOff (restarts 3)" in checks["allocatable"]["message"]
+
+
+def all_split(node):
+    node["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    return node
+
+
+@pytest.mark.parametrize(
+    "make,series,resource",
+    [
+        (lambda: time_sliced_node("gpu-0", rename=True, gpus=2, replicas=4), dict(gpus=2), "nvidia.com/gpu.shared"),
+        (lambda: time_sliced_node("gpu-0", rename=False, gpus=2, replicas=4), dict(gpus=2), "nvidia.com/gpu"),
+        (lambda: mig_single_node("gpu-0"), dict(gpus=2, mig=("1g.5gb", 7)), "nvidia.com/gpu"),
+        (lambda: mig_mixed_node("gpu-0"), dict(gpus=4, mig=("1g.5gb", 1)), "nvidia.com/gpu"),
+        (lambda: all_split(mig_mixed_node("gpu-0")), dict(gpus=4, mig=("1g.5gb", 1)), "nvidia.com/mig-1g.5gb"),
+    ],
+)
+def test_sharing_and_mig_nodes_pass_every_check(monkeypatch, patched, make, series, resource):
+    client = operator_cluster([make()])
+    requested, outcome = [], client.outcome
+
+    def record(pod):
+        requested.append(sorted(pod["spec"]["containers"][0]["resources"]["limits"]))
+        return outcome(pod)
+
+    client.outcome = record
+    patched["proxy"] = lambda path: exposition(host="gpu-0", **series)
+    result, failed = go(monkeypatch, client, checks=["allocatable", "driver", "vectoradd", "nvidia_smi", "metrics"])
+    assert not failed, result.get("msg")
+    assert requested == [[resource]] * 2
+    assert pods_left(client) == []
+
+
+def test_not_run_workloads_are_skipped_in_junit(monkeypatch, patched, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    client = cluster(1, extra=[node("ip-10-0-138-78", alloc="0")])
+    result, failed = go(monkeypatch, client, report_junit=str(tmp_path / "r.xml"), checks=["allocatable", "vectoradd"])
+    assert failed
+    check = dict((n["node"], n["checks"]["vectoradd"]) for n in result["nodes"])["ip-10-0-138-78"]
+    assert check["status"] == "skipped" and "allocatable" in check["message"]
+    cases = dict(((c.get("classname"), c.get("name")), c) for c in ET.parse(str(tmp_path / "r.xml")).iter("testcase"))
+    case = cases[("gpu_validate.ip-10-0-138-78", "vectoradd")]
+    assert case.find("failure") is None
+    assert "allocatable" in case.find("skipped").get("message")
+    assert cases[("gpu_validate.ip-10-0-138-78", "allocatable")].find("failure") is not None
+
+
+def test_not_ready_node_is_not_told_to_tolerate_not_ready(monkeypatch, patched):
+    sick = node("gpu-9")
+    sick["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]
+    sick["spec"]["taints"] += [
+        {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"},
+        {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+    ]
+    client = cluster(0, extra=[sick])
+    result, failed = go(monkeypatch, client, checks=["vectoradd"])
+    assert failed
+    assert "node.kubernetes.io/not-ready" not in result["msg"] and "tolerations" not in result["msg"]
+    assert "node NotReady (NodeStatusUnknown)" in result["msg"]
+    check = result["nodes"][0]["checks"]["vectoradd"]
+    assert check["status"] == "skipped" and "fix the node" in check["message"]
+    assert client.writes == []
+
+
+def test_old_option_names_still_work(monkeypatch, patched):
+    client = cluster(2)
+    result, failed = go(monkeypatch, client, checks=["vectoradd"], nodes=["gpu-1"], timeout=60, poll_interval=2)
+    assert not failed, result
+    assert [n["node"] for n in result["nodes"]] == ["gpu-1"]

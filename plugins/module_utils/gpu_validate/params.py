@@ -1,0 +1,249 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""gpu_validate parameters: the argument spec, and the checks it cannot express.
+
+The spec carries the choices, types and the toleration suboptions; by hand
+remain what needs a look at the value (names, image references, selectors,
+report paths) or at another option (a check that needs a selector).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+import re
+
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
+    module_spec,
+    node_selection_spec,
+    wait_params,
+    wait_spec,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
+    CHECKS,
+    DEFAULT_CHECKS,
+    DEFAULT_TOLERATIONS,
+    GFD_COUNT,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
+    check_dns_label,
+    check_dns_subdomain,
+    check_image,
+    check_selector,
+)
+
+MIN_TIMEOUT = 10
+DRIVER_VERSION_RE = re.compile(r"^[0-9]{3,4}(\.[0-9]{1,3}){0,2}$")
+# The labels of the NVIDIA GPU Operator's pods (assets/state-*/*daemonset.yaml); the collection's roles label
+# theirs the same way. Driver pods: the component label, which the operator's precompiled (per-kernel)
+# DaemonSets keep while their app label changes.
+DRIVER_SELECTOR = "app.kubernetes.io/component=nvidia-driver"
+DEVICE_PLUGIN_SELECTOR = "app=nvidia-device-plugin-daemonset"
+METRICS_SELECTOR = "app=nvidia-dcgm-exporter"
+REPORTS = (("json", "report_json"), ("junit", "report_junit"), ("markdown", "report_markdown"))
+
+TOLERATION_SPEC = dict(
+    key=dict(type="str", no_log=False),
+    operator=dict(type="str", choices=["Equal", "Exists"], default="Equal"),
+    value=dict(type="str"),
+    effect=dict(type="str", choices=["NoSchedule", "PreferNoSchedule", "NoExecute"]),
+    tolerationSeconds=dict(type="int"),
+)
+
+
+def argument_spec():
+    return module_spec(
+        wait_spec(timeout_aliases=["timeout"], sleep_aliases=["poll_interval"]),
+        node_selection_spec(names_aliases=["nodes"]),
+        checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(DEFAULT_CHECKS)),
+        namespace=dict(type="str", default="nvidia-gpu-operator"),
+        driver_namespace=dict(type="str"),
+        driver_selector=dict(type="str", default=DRIVER_SELECTOR),
+        device_plugin_selector=dict(type="str", default=DEVICE_PLUGIN_SELECTOR),
+        expected_gpus=dict(type="int"),
+        driver_version=dict(type="str"),
+        vectoradd_image=dict(type="str", default="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8"),
+        nvidia_smi_image=dict(type="str", default="nvcr.io/nvidia/cuda:12.5.0-base-ubi8"),
+        tolerations=dict(
+            type="list",
+            elements="dict",
+            options=copy.deepcopy(TOLERATION_SPEC),
+            required_if=[("operator", "Equal", ["key"])],
+        ),
+        pin=dict(type="str", default="affinity", choices=["affinity", "nodeName"]),
+        run_as_user=dict(type="int"),
+        service_account=dict(type="str"),
+        priority_class_name=dict(type="str"),
+        runtime_class_name=dict(type="str"),
+        image_pull_secrets=dict(type="list", elements="str", no_log=False),
+        parallel=dict(type="int", default=16),
+        metrics_namespace=dict(type="str"),
+        metrics_selector=dict(type="str", default=METRICS_SELECTOR),
+        metrics_via=dict(type="str", default="pod", choices=["pod", "service"]),
+        metrics_service=dict(type="str", default="nvidia-dcgm-exporter"),
+        metrics_port=dict(type="int", default=9400),
+        metrics_path=dict(type="str", default="/metrics"),
+        report_json=dict(type="path"),
+        report_junit=dict(type="path"),
+        report_markdown=dict(type="path"),
+        fail_on_error=dict(type="bool", default=True),
+    )
+
+
+def check_report_path(path, param):
+    """The report file can be written: its folder exists and is writable."""
+    if not path:
+        return None
+    path = os.path.abspath(os.path.expanduser(to_text(path)))
+    folder = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise GpuopsError(
+            "{0} is a directory; give a file name such as {1}".format(path, os.path.join(path, "gpu-validate.json")),
+            param=param,
+        )
+    if not os.path.isdir(folder):
+        raise GpuopsError("the folder {0} does not exist; create it or choose another path".format(folder), param=param)
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise GpuopsError(
+            "{0} exists and is not writable; fix its permissions or choose another path".format(path), param=param
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise GpuopsError(
+            "the folder {0} is not writable by this user; choose another path".format(folder), param=param
+        )
+    return path
+
+
+def tolerations_of(tolerations):
+    """The pods' tolerations (the spec checked keys, operator and effect)."""
+    if tolerations is None:
+        return copy.deepcopy(DEFAULT_TOLERATIONS)
+    for i, tol in enumerate(tolerations):
+        if tol.get("operator") == "Exists" and tol.get("value"):
+            raise GpuopsError(
+                "entry {0}: operator Exists takes no value; drop value or use operator Equal".format(i),
+                param="tolerations",
+            )
+    return [dict((k, v) for k, v in tol.items() if v is not None) for tol in tolerations]
+
+
+def _checks(params):
+    checks = params.get("checks")
+    checks = list(DEFAULT_CHECKS if checks is None else checks)
+    if not checks:
+        raise GpuopsError("is empty; choose from {0}".format(", ".join(CHECKS)), param="checks")
+    return [c for c in CHECKS if c in checks]
+
+
+def _namespaces(params, cfg):
+    cfg["namespace"] = check_dns_label(params.get("namespace"), "namespace", "namespace name")
+    for key in ("driver_namespace", "metrics_namespace"):
+        cfg[key] = check_dns_label(params.get(key) or cfg["namespace"], key, "namespace name")
+
+
+def _node_names(params):
+    names = params.get("node_names")
+    if names is None:
+        return None
+    if not names:
+        raise GpuopsError("is empty; list node names or leave it unset", param="node_names")
+    for name in names:
+        check_dns_subdomain(to_text(name), "node_names", "node name")
+    return list(names)
+
+
+def _selectors(params, cfg):
+    for key in ("driver_selector", "device_plugin_selector", "metrics_selector"):
+        cfg[key] = check_selector(params.get(key), key)
+    if "driver" in cfg["checks"] and not cfg["driver_selector"]:
+        raise GpuopsError("is needed by the driver check (e.g. {0})".format(DRIVER_SELECTOR), param="driver_selector")
+    if "metrics" in cfg["checks"] and cfg["metrics_via"] == "pod" and not cfg["metrics_selector"]:
+        raise GpuopsError(
+            "is needed by the metrics check with metrics_via: pod (e.g. {0})".format(METRICS_SELECTOR),
+            param="metrics_selector",
+        )
+
+
+def _wait(params, cfg):
+    timeout, sleep = wait_params("gpu_validate", params)
+    if params.get("wait_sleep") is not None:
+        sleep = params["wait_sleep"]
+    if timeout < MIN_TIMEOUT:
+        raise GpuopsError(
+            "{0}s is too short: a validation pod must be scheduled, pull its image and run; give at least {1} "
+            "(300 is sensible on real clusters, where the CUDA image pull alone takes a minute)".format(
+                timeout, MIN_TIMEOUT
+            ),
+            param="wait_timeout",
+        )
+    if sleep < 1 or sleep > timeout:
+        raise GpuopsError("must be between 1 and wait_timeout ({0})".format(timeout), param="wait_sleep")
+    cfg["wait_timeout"], cfg["wait_sleep"] = timeout, sleep
+
+
+def _numbers(params, cfg):
+    expected = params.get("expected_gpus")
+    if expected is not None and expected < 1:
+        raise GpuopsError(
+            "must be 1 or more (or unset to read {0} from each node)".format(GFD_COUNT), param="expected_gpus"
+        )
+    cfg["expected_gpus"] = expected
+    cfg["run_as_user"] = params.get("run_as_user")
+    if cfg["run_as_user"] is not None and cfg["run_as_user"] < 1:
+        raise GpuopsError("must be a non-root UID (1 or more); the pods run with runAsNonRoot", param="run_as_user")
+    port = params.get("metrics_port")
+    if port is None or not 1 <= port <= 65535:
+        raise GpuopsError("must be a TCP port (1-65535)", param="metrics_port")
+    cfg["metrics_port"] = port
+    cfg["parallel"] = 16 if params.get("parallel") is None else params["parallel"]
+    if not 1 <= cfg["parallel"] <= 100:
+        raise GpuopsError("must be between 1 and 100", param="parallel")
+
+
+def _pod_options(params, cfg):
+    for key in ("vectoradd_image", "nvidia_smi_image"):
+        cfg[key] = check_image(to_text(params.get(key) or ""), key)
+    cfg["tolerations"] = tolerations_of(params.get("tolerations"))
+    cfg["pin"] = params.get("pin") or "affinity"
+    for key in ("priority_class_name", "runtime_class_name", "service_account"):
+        cfg[key] = check_dns_subdomain(params[key], key) if params.get(key) else None
+    cfg["image_pull_secrets"] = list(params.get("image_pull_secrets") or [])
+    version = params.get("driver_version")
+    if version and not DRIVER_VERSION_RE.match(version):
+        raise GpuopsError(
+            "{0!r} is not a driver version such as 550.90.07 or branch 550".format(version), param="driver_version"
+        )
+    cfg["driver_version"] = version
+
+
+def _metrics(params, cfg):
+    cfg["metrics_path"] = "/" + to_text(params.get("metrics_path") or "/metrics").lstrip("/")
+    cfg["metrics_via"] = params.get("metrics_via") or "pod"
+    service = params.get("metrics_service")
+    cfg["metrics_service"] = check_dns_label(service, "metrics_service", "service name") if service else None
+
+
+def validate_params(params):
+    """Check every parameter before anything is read or written; return the config."""
+    cfg = {"checks": _checks(params)}
+    _namespaces(params, cfg)
+    cfg["node_selector"] = dict((to_text(k), to_text(v)) for k, v in (params.get("node_selector") or {}).items())
+    cfg["node_names"] = _node_names(params)
+    _metrics(params, cfg)
+    _selectors(params, cfg)
+    _numbers(params, cfg)
+    _pod_options(params, cfg)
+    _wait(params, cfg)
+    cfg["fail_on_error"] = params.get("fail_on_error", True)
+    cfg["reports"] = {}
+    for fmt, key in REPORTS:
+        path = check_report_path(params.get(key), key)
+        if path:
+            cfg["reports"][fmt] = path
+    return cfg

@@ -1,0 +1,334 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""gpu_validate run: select the nodes, read what is there, run the pods, report.
+
+Everything is read before the first write; the workload pods run while the
+metrics are read; the pods are always deleted.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
+    describe_selection,
+    missing_names,
+    select_gpu_nodes,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks import (
+    check_allocatable,
+    check_driver,
+    check_node_ready,
+    check_workload,
+    taint_text,
+    untolerated_taints,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
+    FAIL,
+    GPU_RESOURCE,
+    NODE_CHECK,
+    PASS,
+    RUN_LABEL,
+    SKIP,
+    WORKLOAD_CHECKS,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.metrics import metrics_for
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import validate_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import PodRun, core_api, read_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
+    one_line,
+    pod_is_ready,
+    pods_on,
+    render_pod,
+    run_id,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.report import (
+    build_report,
+    failure_message,
+    node_report,
+    write_reports,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import (
+    physical_gpus,
+    workload_resource,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
+    condition_true,
+    get_item,
+    label_selector,
+    list_items,
+    parallel_map,
+)
+
+
+def select_nodes(cfg, client, svc):
+    node_api = svc.find_resource("Node", "v1", fail=True)
+    selector = label_selector(cfg["node_selector"]) if cfg["node_selector"] else None
+    nodes = list_items(client, node_api, label_selector=selector, param="node_selector")
+    missing = missing_names(nodes, cfg["node_names"])
+    if missing:
+        raise GpuopsError(
+            "no node named {0}{1}. Fix the names or the selector.".format(
+                ", ".join(missing),
+                " among {0}".format(describe_selection(cfg["node_selector"])) if cfg["node_selector"] else "",
+            ),
+            param="node_names",
+        )
+    if cfg["node_names"] and not cfg["node_selector"]:
+        # Named nodes are validated as GPU nodes whatever their labels say.
+        return sorted(
+            [n for n in nodes if n["metadata"]["name"] in cfg["node_names"]], key=lambda n: n["metadata"]["name"]
+        )
+    selected = select_gpu_nodes(nodes, cfg["node_selector"], cfg["node_names"])
+    if not selected:
+        raise GpuopsError(
+            "no node matches ({0}; {1} node(s) looked at). Fix node_selector, or check that Node Feature "
+            "Discovery labelled the GPU nodes (nfd_labels).".format(
+                describe_selection(cfg["node_selector"], cfg["node_names"]), len(nodes)
+            ),
+            param="node_selector",
+        )
+    return selected
+
+
+def check_namespaces(cfg, client, svc):
+    ns_api = svc.find_resource("Namespace", "v1", fail=True)
+    needed = []
+    if any(c in cfg["checks"] for c in WORKLOAD_CHECKS):
+        needed.append(("namespace", cfg["namespace"]))
+    if "driver" in cfg["checks"]:
+        needed.append(("driver_namespace", cfg["driver_namespace"]))
+    if "metrics" in cfg["checks"]:
+        needed.append(("metrics_namespace", cfg["metrics_namespace"]))
+    for param, name in needed:
+        if get_item(client, ns_api, name) is None:
+            raise GpuopsError("the namespace {0} does not exist; create it or set {1}".format(name, param), param=param)
+
+
+def _pods(cfg, client, pod_api, check, namespace, key, enabled=True):
+    if check not in cfg["checks"] or not enabled or not cfg[key]:
+        return []
+    return list_items(client, pod_api, namespace, cfg[key], param=key)
+
+
+def _driver_logs(cfg, core, driver_pods, names):
+    """{pod: last log lines} of the driver pods that are not Ready (the previous container after a crash)."""
+    failing = [p for n in names for p in pods_on(driver_pods, n) if not pod_is_ready(p)]
+
+    def driver_log(pod):
+        meta = pod["metadata"]
+        crashed = any(
+            (cs.get("restartCount") or 0) > 0 for cs in (pod.get("status") or {}).get("containerStatuses") or []
+        )
+        try:
+            return read_log(core, meta["name"], meta["namespace"], tail=5, previous=crashed)
+        except Exception:
+            return read_log(core, meta["name"], meta["namespace"], tail=5)
+
+    return dict(
+        (p["metadata"]["name"], text)
+        for p, text, exc in parallel_map(driver_log, failing, cfg["parallel"])
+        if exc is None
+    )
+
+
+def read_only_checks(cfg, client, pod_api, core, nodes, results):
+    """allocatable and driver verdicts; returns the exporter pods for the metrics check."""
+    ns = cfg["driver_namespace"]
+    plugin_pods = _pods(cfg, client, pod_api, "allocatable", ns, "device_plugin_selector")
+    driver_pods = _pods(cfg, client, pod_api, "driver", ns, "driver_selector")
+    exporter_pods = _pods(
+        cfg, client, pod_api, "metrics", cfg["metrics_namespace"], "metrics_selector", cfg["metrics_via"] == "pod"
+    )
+    names = [n["metadata"]["name"] for n in nodes]
+    if "driver" in cfg["checks"]:
+        logs = _driver_logs(cfg, core, driver_pods, names)
+        for name in names:
+            results[name]["driver"] = check_driver(pods_on(driver_pods, name), logs)
+    if "allocatable" in cfg["checks"]:
+        for name, node in zip(names, nodes):
+            results[name]["allocatable"] = check_allocatable(
+                node, cfg["expected_gpus"], pods_on(plugin_pods, name), cfg["device_plugin_selector"]
+            )
+    return exporter_pods
+
+
+CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
+
+
+def _taint_reason(node, cfg):
+    taints = untolerated_taints(node, cfg["tolerations"])
+    condition = [t for t in taints if (t.get("key") or "").startswith(CONDITION_TAINT_PREFIXES)]
+    if condition:
+        return "not run: the node is tainted {0} by its condition; fix the node (a toleration would not help)".format(
+            ", ".join(taint_text(t) for t in condition)
+        )
+    if taints:
+        return "not run: taint {0} is not tolerated; add it to tolerations".format(
+            ", ".join(taint_text(t) for t in taints)
+        )
+    return None
+
+
+def not_run(node, cfg, results):
+    """(status, reason) when a workload pod cannot run on the node, else None.
+
+    Skipped when a check already reported why (node_ready, allocatable); failed
+    when nothing else did.
+    """
+    name = node["metadata"]["name"]
+    ready = results[name][NODE_CHECK]
+    if ready["status"] != PASS and (condition_true(node, "Ready") is False or cfg["pin"] == "affinity"):
+        fix = "fix the node" if condition_true(node, "Ready") is False else "uncordon the node or use pin: nodeName"
+        return SKIP, "not run: {0}; {1} first".format(ready["message"], fix)
+    if workload_resource(node) is None:
+        alloc = results[name].get("allocatable")
+        if alloc and alloc["status"] != PASS:
+            return SKIP, "not run: the allocatable check failed, the pod could not be scheduled"
+        return FAIL, "not run: the node advertises no allocatable {0}, the pod could not be scheduled".format(
+            GPU_RESOURCE
+        )
+    reason = _taint_reason(node, cfg)
+    return (FAIL, reason) if reason else None
+
+
+def plan_workloads(cfg, nodes, results, check_mode):
+    """The pod bodies to create and {pod name: (node, check)}; checks that cannot run get their verdict."""
+    workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
+    cfg["run"] = run_id() if workloads and not check_mode else None
+    bodies, owner = [], {}
+    for node in nodes:
+        name = node["metadata"]["name"]
+        for check in workloads:
+            if check_mode:
+                results[name][check] = {"status": SKIP, "message": "not run in check mode (it creates pods)"}
+                continue
+            verdict = not_run(node, cfg, results)
+            if verdict:
+                results[name][check] = {"status": verdict[0], "message": "{0} {1}".format(check, verdict[1])}
+                continue
+            body = render_pod(check, name, cfg, cfg["run"], workload_resource(node))
+            bodies.append(body)
+            owner[body["metadata"]["name"]] = (name, check)
+    return bodies, owner
+
+
+def judge_pods(cfg, pods_run, owner, results, timed_out):
+    logs = pods_run.logs()
+    for pod_name in pods_run.created:
+        name, check = owner[pod_name]
+        res = check_workload(
+            check,
+            pods_run.pods.get(pod_name),
+            logs.get(pod_name),
+            timed_out and pod_name not in pods_run.finished,
+            cfg["wait_timeout"],
+            cfg["driver_version"],
+        )
+        res["pod"] = pod_name
+        res["duration"] = pods_run.finished.get(pod_name)
+        results[name][check] = res
+
+
+def run_pods(cfg, pods_run, bodies, owner, results, timings, t0):
+    timings["pods_start"] = round(time.monotonic() - t0, 3)
+    pods_run.create(bodies)
+    timings["pods_created"] = round(time.monotonic() - t0, 3)
+    for pod_name, error in pods_run.errors.items():
+        name, check = owner[pod_name]
+        results[name][check] = {"status": FAIL, "message": "{0} pod could not be created: {1}".format(check, error)}
+    if pods_run.created:
+        timed_out = pods_run.follow()
+        timings["pods_finished"] = round(time.monotonic() - t0, 3)
+        judge_pods(cfg, pods_run, owner, results, timed_out)
+
+
+def _cleanup(module, cfg, pods_run):
+    try:
+        return pods_run.cleanup()
+    except Exception as exc:  # never hide the real error; report what is left
+        module.warn(
+            "gpu_validate could not delete its pods (label {0}={1}): {2}".format(
+                RUN_LABEL, cfg["run"], traceback.format_exc(limit=1)
+            )
+        )
+        return ["(cleanup failed: {0})".format(one_line(to_text(exc), 200))]
+
+
+def result_of(module, cfg, report, progress, leftovers):
+    result = {
+        "changed": False,
+        "passed": report["summary"]["result"] == "passed",
+        "summary": report["summary"],
+        "nodes": report["nodes"],
+        "failures": report["failures"],
+        "progress": progress.events,
+        "reports": {},
+    }
+    if leftovers:
+        result["leftover_pods"] = leftovers
+        module.warn("validation pods still present after cleanup: {0}".format(", ".join(leftovers)))
+    if cfg["reports"] and module.check_mode:
+        result["reports"] = dict(
+            (fmt, "{0} (not written in check mode)".format(p)) for fmt, p in cfg["reports"].items()
+        )
+    elif cfg["reports"]:
+        result["reports"] = write_reports(report, cfg["reports"])
+    if not result["passed"] and cfg["fail_on_error"]:
+        raise GpuopsError(failure_message(report), **dict((k, v) for k, v in result.items() if k != "changed"))
+    return result
+
+
+def run(module, client, svc):
+    """gpu_validate: validate, read, (create pods, follow, read logs, delete), report."""
+    cfg = validate_params(module.params)
+    progress = Progress(module)
+    started_wall = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    t0 = time.monotonic()
+    nodes = select_nodes(cfg, client, svc)
+    check_namespaces(cfg, client, svc)
+    pod_api = svc.find_resource("Pod", "v1", fail=True)
+    results = dict((n["metadata"]["name"], {NODE_CHECK: check_node_ready(n)}) for n in nodes)
+    expected = dict((n["metadata"]["name"], physical_gpus(n, cfg["expected_gpus"])) for n in nodes)
+    progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
+    core = core_api(client)
+    exporter_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)
+    bodies, owner = plan_workloads(cfg, nodes, results, module.check_mode)
+
+    pool = pods_run = None
+    timings, leftovers = {}, []
+    try:
+        if "metrics" in cfg["checks"]:
+            # Metrics are read while the pods run: the slowest part sets the pace.
+            pool = ThreadPoolExecutor(max_workers=1)
+            metrics_future = pool.submit(metrics_for, cfg, client, nodes, exporter_pods, expected)
+        if bodies:
+            progress("creating {0} validation pod(s)".format(len(bodies)))
+            pods_run = PodRun(cfg, client, pod_api, core, progress)
+            run_pods(cfg, pods_run, bodies, owner, results, timings, t0)
+        if pool is not None:
+            for name, res in metrics_future.result().items():
+                results[name]["metrics"] = res
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+        if pods_run is not None:
+            leftovers = _cleanup(module, cfg, pods_run)
+
+    reports = [node_report(node, results[node["metadata"]["name"]], cfg["checks"]) for node in nodes]
+    meta = {
+        "namespace": cfg["namespace"],
+        "run": cfg.get("run"),
+        "check_mode": bool(module.check_mode),
+        "timings": timings,
+    }
+    report = build_report(reports, cfg["checks"], started_wall, round(time.monotonic() - t0, 3), meta)
+    return result_of(module, cfg, report, progress, leftovers)

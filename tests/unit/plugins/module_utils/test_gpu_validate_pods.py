@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
+    DEFAULT_TOLERATIONS,
+    NODE_ANNOTATION,
+    RUN_LABEL,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import (
+    validate_params,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
+    pod_name,
+    render_pod,
+    run_id,
+)
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_validate_fixtures import (
+    params,
+)
+
+# --- pods ------------------------------------------------------------------------------------
+
+
+def test_render_pod_restricted_and_pinned():
+    cfg = validate_params(params())
+    body = render_pod("vectoradd", "ip-10-0-138-78.us-east-2.compute.internal", cfg, "abc123")
+    spec = body["spec"]
+    c = spec["containers"][0]
+    assert body["metadata"]["namespace"] == "nvidia-gpu-operator"
+    assert len(body["metadata"]["name"]) <= 63
+    assert body["metadata"]["labels"][RUN_LABEL] == "abc123"
+    assert body["metadata"]["labels"]["app.kubernetes.io/component"] == "gpu-validation"
+    assert body["metadata"]["annotations"][NODE_ANNOTATION] == "ip-10-0-138-78.us-east-2.compute.internal"
+    assert spec["restartPolicy"] == "Never"
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": 1}
+    assert c["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+    }
+    assert spec["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [
+        {
+            "matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["ip-10-0-138-78.us-east-2.compute.internal"]}
+            ]
+        }
+    ]
+    assert "nodeName" not in spec
+    assert spec["tolerations"] == DEFAULT_TOLERATIONS
+    assert spec["activeDeadlineSeconds"] > cfg["wait_timeout"]
+    assert c["terminationMessagePolicy"] == "FallbackToLogsOnError"
+
+
+def test_render_pod_options():
+    cfg = validate_params(
+        params(
+            pin="nodeName",
+            run_as_user=1000,
+            runtime_class_name="nvidia",
+            image_pull_secrets=["ngc"],
+            tolerations=[{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        )
+    )
+    body = render_pod("nvidia_smi", "gpu-a", cfg, "r1")
+    spec = body["spec"]
+    assert spec["nodeName"] == "gpu-a" and "affinity" not in spec
+    assert spec["containers"][0]["command"] == ["nvidia-smi"]
+    assert spec["containers"][0]["image"] == cfg["nvidia_smi_image"]
+    assert spec["securityContext"]["runAsUser"] == 1000
+    assert spec["runtimeClassName"] == "nvidia" and spec["imagePullSecrets"] == [{"name": "ngc"}]
+    assert spec["tolerations"] == [{"key": "nodetype", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    assert (
+        pod_name("nvidia_smi", "gpu-a", "r1")
+        != pod_name("vectoradd", "gpu-a", "r1")
+        != pod_name("vectoradd", "gpu-b", "r1")
+    )
+
+
+def test_run_id_is_a_label_value():
+    rid = run_id()
+    assert len(rid) == 6 and rid.isalnum() and rid.lower() == rid
