@@ -45,7 +45,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     object_contains,
     strip_server_fields,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.labels import node_facts
+from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.facts import node_facts
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import diff_objects

@@ -40,13 +40,13 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     GpuopsError,
     Progress,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.labels import (
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
     DNS1123_SUBDOMAIN_RE,
     label_key_problem,
     label_value_problem,
     normalize_label_value,
-    validate_labels,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_labels as validate_labels
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import diff_objects
