@@ -15,18 +15,24 @@ author:
   - gpuops.cluster maintainers (!UNKNOWN)
 description:
   - Reads what Node Feature Discovery (NFD) and GPU Feature Discovery (GFD) put on the nodes. Which nodes have an
-    NVIDIA GPU (C(feature.node.kubernetes.io/pci-10de.present=true), see O(gpu_label)), their kernel version
-    (C(kernel-version.full)), OS release (C(system-os_release.*)), and the GFD details (C(nvidia.com/gpu.product),
-    C(.count), C(.memory), C(.family), compute capability, CUDA driver and runtime versions).
+    NVIDIA GPU (NFD's C(feature.node.kubernetes.io/pci-10de.present), C(pci-0302_10de.present) or
+    C(pci-0300_10de.present) C(=true), whichever form the NFD configuration produces; see O(gpu_label)), their
+    kernel version (C(kernel-version.full)), OS release (C(system-os_release.*)), and the GFD details
+    (C(nvidia.com/gpu.product), C(.count), C(.memory), C(.family), compute capability, CUDA driver and runtime
+    versions, MIG strategy and devices, sharing strategy and replicas).
+  - The GPU nodes are the same nodes M(gpuops.cluster.gpu_validate) and M(gpuops.cluster.driver_container_build)
+    work on when their O(node_selector) is empty.
   - Groups the GPU nodes by kernel version and by OS build, which is what per-kernel driver builds need.
   - Optionally waits until the nodes reach a state, for example at least N nodes labelled by NFD (O(wait_for)).
-  - Optionally sets or removes labels on a selected set of nodes (O(node_selector) and/or O(node_names)) in one task.
-    The nodes are read with one list request. Only the nodes whose labels differ get a JSON merge patch, and the
-    patches are sent in parallel (O(parallel)). So labelling 500 nodes is one task and a few seconds, and a second
-    run sends no write at all.
+  - Optionally sets or removes labels on a selected set of nodes (O(node_selector), O(label_selectors) and/or
+    O(node_names)) in one task. The nodes are read with one list request. Only the nodes whose labels differ get a
+    JSON merge patch, and the patches are sent in parallel (O(parallel)). So labelling 500 nodes is one task and a
+    few seconds, and a second run sends no write at all.
   - Label keys and values are checked against the Kubernetes rules before anything is written.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.wait
+  - gpuops.cluster.node_selection
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
 attributes:
@@ -35,6 +41,7 @@ attributes:
     details: No patch is sent; the result and the facts show the labels as they would be.
   diff_mode:
     support: full
+    details: One before/after entry per changed node, with the changed label keys.
   facts:
     support: full
   platform:
@@ -46,6 +53,7 @@ options:
       - With O(state=present) a V(null) value removes that label.
       - Booleans and numbers are written as Kubernetes strings (V(true) becomes C("true")).
       - Without O(labels) the module only reads (and waits).
+      - Required with O(state=absent).
     type: dict
   state:
     description:
@@ -55,21 +63,36 @@ options:
     choices: [present, absent]
   node_selector:
     description:
-      - Label selector of the nodes to read and label, in kubectl syntax
-        (C(feature.node.kubernetes.io/pci-10de.present=true,node-role.kubernetes.io/worker)).
-      - Changing labels needs O(node_selector) or O(node_names); a selector that matches no node is an error then.
-    type: str
+      - Labels every node to read and label carries (label key to value; an empty value matches a label set to "").
+      - Also accepted as a string C(key=value,key2=value2), so the equality selectors of older playbooks keep working.
+        Existence (C(key)), C(!key) and set-based (C(key in (a,b))) selectors go in O(label_selectors).
+      - Unlike the other modules, an empty O(node_selector) selects B(all) nodes here (the result tells which are
+        GPU nodes, see RV(gpu_nodes)).
+      - Changing labels needs O(node_selector), O(label_selectors) or O(node_names); a selection that matches no
+        node is an error then.
+    type: dict
+    default: {}
+  label_selectors:
+    description:
+      - Label selectors in kubectl syntax (C(node-role.kubernetes.io/worker), C(!gpuops.io/pool),
+        C(kubernetes.io/arch in (amd64,arm64))) for what a dictionary cannot say. A node must match all of them
+        and O(node_selector).
+    type: list
+    elements: str
   node_names:
     description:
-      - Names of the nodes to read and label. With O(node_selector), only nodes that also match the selector count.
+      - Names of the nodes to read and label. With O(node_selector) or O(label_selectors), only nodes that also
+        match count.
       - Every name must exist.
     type: list
     elements: str
   gpu_label:
     description:
-      - Node label whose value C(true) marks a node with an NVIDIA GPU.
+      - Node label whose value C(true) marks a node with an NVIDIA GPU, instead of the three NFD forms.
+      - When not set, a node is a GPU node when NFD labelled it C(feature.node.kubernetes.io/pci-10de.present),
+        C(pci-0302_10de.present) or C(pci-0300_10de.present) C(=true), the definition every gpuops.cluster module
+        uses. Set it only for a label of your own.
     type: str
-    default: feature.node.kubernetes.io/pci-10de.present
   wait_for:
     description:
       - Before reading (and labelling), wait until the selected nodes reach this state.
@@ -77,21 +100,15 @@ options:
     type: dict
     suboptions:
       gpu_nodes:
-        description: At least this many nodes carry O(gpu_label)=C(true).
+        description: At least this many selected nodes are GPU nodes (see O(gpu_label)).
         type: int
       gfd_nodes:
         description: At least this many GPU nodes carry the GFD label C(nvidia.com/gpu.product).
         type: int
   wait_timeout:
     description:
-      - Seconds to wait for O(wait_for). Must be at least O(wait_sleep).
+      - Seconds to wait for O(wait_for); 300 when not set. Must be at least O(wait_sleep).
     type: int
-    default: 300
-  wait_sleep:
-    description:
-      - Seconds between checks while waiting.
-    type: int
-    default: 5
   parallel:
     description:
       - Number of label patches in flight at once (capped by the kubernetes client connection pool size).
@@ -101,6 +118,8 @@ requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
 seealso:
+  - module: gpuops.cluster.gpu_validate
+  - module: gpuops.cluster.driver_container_build
   - module: gpuops.cluster.machineset_clone
 """
 
@@ -119,10 +138,19 @@ EXAMPLES = r"""
 
 - name: Give every GPU node a role label, in one task
   gpuops.cluster.nfd_labels:
-    node_selector: feature.node.kubernetes.io/pci-10de.present=true
+    node_selector:
+      feature.node.kubernetes.io/pci-10de.present: "true"
     labels:
       node-role.kubernetes.io/gpu: ""
       nvidia.com/gpu.deploy.driver: "true"
+
+- name: Label the workers that have no pool yet
+  gpuops.cluster.nfd_labels:
+    label_selectors:
+      - node-role.kubernetes.io/worker
+      - "!gpuops.io/pool"
+    labels:
+      gpuops.io/pool: default
 
 - name: Remove a label from two nodes
   gpuops.cluster.nfd_labels:
@@ -143,7 +171,7 @@ nodes:
       description: Node name.
       type: str
     gpu:
-      description: Whether O(gpu_label) is C(true).
+      description: Whether the node is a GPU node (an NFD NVIDIA PCI label, or O(gpu_label), is C(true)).
       type: bool
     ready:
       description: Whether the Ready condition is True.
@@ -171,6 +199,23 @@ nodes:
       sample: {"present": true, "product": "Tesla-T4", "count": 1, "memory": 15109, "family": "turing",
                "compute_capability": "7.5", "cuda_driver": "450.80.02", "cuda_runtime": "11.0",
                "machine": "g4dn.xlarge"}
+      contains:
+        mig_capable:
+          description: C(nvidia.com/mig.capable); only when GFD publishes it.
+          type: bool
+        mig_strategy:
+          description: C(nvidia.com/mig.strategy) (C(single), C(mixed) or C(none)); only when present.
+          type: str
+        mig_devices:
+          description: MIG devices per profile from C(nvidia.com/mig-<profile>.count); only when present.
+          type: dict
+          sample: {"1g.10gb": 4, "3g.40gb": 1}
+        replicas:
+          description: C(nvidia.com/gpu.replicas) (time-slicing or MPS replicas); only when present.
+          type: int
+        sharing_strategy:
+          description: C(nvidia.com/gpu.sharing-strategy) (C(time-slicing), C(mps) or C(none)); only when present.
+          type: str
     allocatable_gpus:
       description: C(status.allocatable["nvidia.com/gpu"]) as a number, null when absent.
       type: int
@@ -178,7 +223,7 @@ nodes:
       description: Whether this node's labels were (or would be) changed.
       type: bool
 gpu_nodes:
-  description: Names of the selected nodes with O(gpu_label)=C(true).
+  description: Names of the selected GPU nodes (an NFD NVIDIA PCI label, or O(gpu_label), is C(true)).
   returned: always
   type: list
   elements: str
@@ -203,16 +248,20 @@ changed_nodes:
   type: list
   elements: str
 diff:
-  description: Per changed node, the changed label keys before and after.
+  description: One entry per changed node with the changed label keys before and after (empty when nothing changes).
   returned: in diff mode when labels are given
-  type: dict
-  sample: {"before": {"nodes": {"node-a": {"labels": {}}}}, "after": {"nodes": {"node-a": {"labels": {"gpuops.io/pool": "a"}}}}}
+  type: list
+  elements: dict
+  sample: [{"before_header": "Node node-a", "after_header": "Node node-a",
+            "before": {"metadata": {"name": "node-a", "labels": {}}},
+            "after": {"metadata": {"name": "node-a", "labels": {"gpuops.io/pool": "a"}}}}]
 progress:
   description: Timeline of the wait.
   returned: when O(wait_for) is given
   type: list
   elements: str
-  sample: ["t+0s 0/3 nodes labelled feature.node.kubernetes.io/pci-10de.present=true (6 nodes seen)"]
+  sample: ["t+0s 0/3 nodes labelled feature.node.kubernetes.io/pci-10de.present (or pci-0302_10de.present,
+           pci-0300_10de.present)=true (6 nodes seen)"]
 duration:
   description: Seconds the task took.
   returned: always
@@ -227,25 +276,23 @@ ansible_facts:
       type: dict
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
-    auth_argument_spec,
-    new_module,
-    run_module,
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
+    module_spec,
+    node_selection_spec,
+    wait_spec,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.labels import (
-    GPU_LABEL,
-    run,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.runner import run
 
 
 def argument_spec():
-    spec = auth_argument_spec()
-    spec.update(
+    return module_spec(
+        wait_spec(),
+        node_selection_spec(),
         labels=dict(type="dict"),
         state=dict(type="str", default="present", choices=["present", "absent"]),
-        node_selector=dict(type="str"),
-        node_names=dict(type="list", elements="str"),
-        gpu_label=dict(type="str", default=GPU_LABEL),
+        label_selectors=dict(type="list", elements="str"),
+        gpu_label=dict(type="str"),
         wait_for=dict(
             type="dict",
             options=dict(
@@ -253,15 +300,16 @@ def argument_spec():
                 gfd_nodes=dict(type="int"),
             ),
         ),
-        wait_timeout=dict(type="int", default=300),
-        wait_sleep=dict(type="int", default=5),
         parallel=dict(type="int", default=16),
     )
-    return spec
 
 
 def main():
-    module = new_module(argument_spec(), supports_check_mode=True)
+    module = new_module(
+        argument_spec(),
+        supports_check_mode=True,
+        required_if=[("state", "absent", ["labels"])],
+    )
     run_module(module, run)
 
 

@@ -185,6 +185,7 @@ def main(argv=None):
     t0 = time.monotonic()
     ready = wait_ready(core, len(names), selector)
     print("{0} nodes Ready (kwok) after {1:.1f}s more".format(ready, time.monotonic() - t0), flush=True)
+    node_selector = {SELECTOR_KEY: "true"}
     labels = {
         "node-role.kubernetes.io/gpu": "",
         "gpuops-bench.io/pool": "training",
@@ -193,10 +194,10 @@ def main(argv=None):
     failed = False
     try:
         runs = [
-            ("label (first run)", dict(node_selector=selector, labels=labels, parallel=a.parallel), False),
-            ("label (second run, no-op)", dict(node_selector=selector, labels=labels, parallel=a.parallel), False),
-            ("remove (check mode)", dict(node_selector=selector, labels=labels, state="absent"), True),
-            ("remove", dict(node_selector=selector, labels=labels, state="absent", parallel=a.parallel), False),
+            ("label (first run)", dict(node_selector=node_selector, labels=labels, parallel=a.parallel), False),
+            ("label (second run, no-op)", dict(node_selector=node_selector, labels=labels, parallel=a.parallel), False),
+            ("remove (check mode)", dict(node_selector=node_selector, labels=labels, state="absent"), True),
+            ("remove", dict(node_selector=node_selector, labels=labels, state="absent", parallel=a.parallel), False),
         ]
         first = None
         for title, args, check in runs:

@@ -19,6 +19,7 @@ from waiting import wait_until
 MODULE = "gpuops.cluster.nfd_labels"
 GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 WORKERS = "node-role.kubernetes.io/worker"
+ON_WORKERS = {WORKERS: ""}  # node_selector: the role label OpenShift sets to ""
 TEST_PREFIX = "gpuops-test.io/"
 GROUP, VERSION = "machine.openshift.io", "v1beta1"
 
@@ -64,7 +65,7 @@ def clean_labels(cluster):
 
 def test_read_facts_without_nfd(cluster, ansible_task, workers):
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, {"node_selector": WORKERS})
+    result = ansible_task(MODULE, {"node_selector": ON_WORKERS})
     assert not result.get("failed"), result
     assert result["changed"] is False
     assert sorted(n["name"] for n in result["nodes"]) == workers
@@ -137,7 +138,7 @@ def test_gpu_node_labelled_by_nfd_is_found(cluster, ansible_task, workers, names
 def test_wait_for_times_out_with_progress(cluster, ansible_task, workers):
     mark = cluster.audit.mark()
     result = ansible_task(
-        MODULE, {"node_selector": WORKERS, "wait_for": {"gpu_nodes": 50}, "wait_timeout": 3, "wait_sleep": 1}
+        MODULE, {"label_selectors": [WORKERS], "wait_for": {"gpu_nodes": 50}, "wait_timeout": 3, "wait_sleep": 1}
     )
     assert result.get("failed") is True
     assert result["msg"].startswith("wait_timeout:") and "/50 nodes labelled" in result["msg"], result["msg"]
@@ -150,13 +151,14 @@ def test_wait_for_times_out_with_progress(cluster, ansible_task, workers):
 
 def test_label_check_first_second_diff_absent(cluster, ansible_task, workers):
     key = TEST_PREFIX + "pool"
-    args = {"node_selector": WORKERS, "labels": {key: "training", TEST_PREFIX + "flag": True}}
+    args = {"node_selector": ON_WORKERS, "labels": {key: "training", TEST_PREFIX + "flag": True}}
 
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, args, check=True, diff=True)
     assert not result.get("failed"), result
     assert result["changed"] is True and result["changed_nodes"] == workers
-    assert result["diff"]["after"]["nodes"][workers[0]]["labels"] == {TEST_PREFIX + "flag": "true", key: "training"}
+    after = dict((d["after_header"], d["after"]["metadata"]["labels"]) for d in result["diff"])
+    assert after["Node " + workers[0]] == {TEST_PREFIX + "flag": "true", key: "training"}
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
     assert key not in labels(cluster, workers[0])
 
@@ -182,8 +184,12 @@ def test_label_check_first_second_diff_absent(cluster, ansible_task, workers):
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, args, diff=True)
     assert result["changed_nodes"] == [workers[1]]
-    assert result["diff"]["before"]["nodes"] == {workers[1]: {"labels": {key: "inference"}}}
-    assert result["diff"]["after"]["nodes"] == {workers[1]: {"labels": {key: "training"}}}
+    assert [(d["before_header"], d["before"]["metadata"]["labels"]) for d in result["diff"]] == [
+        ("Node " + workers[1], {key: "inference"})
+    ]
+    assert [(d["after_header"], d["after"]["metadata"]["labels"]) for d in result["diff"]] == [
+        ("Node " + workers[1], {key: "training"})
+    ]
     assert [(w["verb"], w["name"]) for w in cluster.audit.writes_since(mark)] == [("patch", workers[1])]
 
     # removal by name, then nothing left to remove
@@ -213,18 +219,23 @@ BAD_INPUTS = [
         "node_names",
         "ghost-node",
     ),
-    ("bad_key", {"node_selector": WORKERS, "labels": {"Gpuops.IO/x": "1"}}, "labels", "Gpuops.IO/x"),
-    ("key_name_too_long", {"node_selector": WORKERS, "labels": {TEST_PREFIX + "k" * 64: "1"}}, "labels", "63"),
-    ("bad_value", {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "not valid!"}}, "labels", "not valid!"),
+    ("bad_key", {"node_selector": ON_WORKERS, "labels": {"Gpuops.IO/x": "1"}}, "labels", "Gpuops.IO/x"),
+    ("key_name_too_long", {"node_selector": ON_WORKERS, "labels": {TEST_PREFIX + "k" * 64: "1"}}, "labels", "63"),
+    ("bad_value", {"node_selector": ON_WORKERS, "labels": {TEST_PREFIX + "a": "not valid!"}}, "labels", "not valid!"),
     ("no_selection", {"labels": {TEST_PREFIX + "a": "b"}}, "node_selector", "explicit set of nodes"),
     ("timeout_too_small", {"wait_for": {"gpu_nodes": 1}, "wait_timeout": 0}, "wait_timeout", "too small"),
     (
         "selector_syntax",
-        {"node_selector": "gpu in (a", "labels": {TEST_PREFIX + "a": "b"}},
-        "node_selector",
+        {"label_selectors": ["gpu in (a"], "labels": {TEST_PREFIX + "a": "b"}},
+        "label_selectors",
         "rejected the selector",
     ),
-    ("absent_without_labels", {"node_selector": WORKERS, "state": "absent"}, "labels", "list the label keys"),
+    (
+        "absent_with_empty_labels",
+        {"node_selector": ON_WORKERS, "state": "absent", "labels": {}},
+        "labels",
+        "list the label keys",
+    ),
 ]
 
 
@@ -241,6 +252,29 @@ def test_bad_input_fails_clearly_and_writes_nothing(cluster, ansible_task, worke
         assert workers[1] in result["msg"]  # the error lists existing nodes
 
 
+def test_absent_without_labels_is_refused_by_the_argument_spec(cluster, ansible_task, workers):
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"node_selector": ON_WORKERS, "state": "absent"})
+    assert result.get("failed") is True
+    assert "state is absent but all of the following are missing: labels" in result["msg"], result["msg"]
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+
+def test_old_string_node_selector_and_label_selectors(cluster, ansible_task, workers):
+    """node_selector was a kubectl string: equality selectors still work; the rest goes in label_selectors."""
+    key = TEST_PREFIX + "legacy"
+    result = ansible_task(MODULE, {"node_selector": WORKERS + "=", "labels": {key: "x"}}, check=True)
+    assert not result.get("failed"), result
+    assert result["changed_nodes"] == workers
+    core(cluster).patch_node(workers[0], {"metadata": {"labels": {key: "x"}}})
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"label_selectors": [WORKERS, "!" + key], "labels": {key: "y"}})
+    assert not result.get("failed"), result
+    assert result["changed_nodes"] == workers[1:]
+    assert sorted(w["name"] for w in cluster.audit.writes_since(mark)) == workers[1:]
+    assert labels(cluster, workers[0])[key] == "x"
+
+
 def test_unreachable_api(cluster, ansible_task):
     env = {
         "K8S_AUTH_KUBECONFIG": None,
@@ -248,7 +282,7 @@ def test_unreachable_api(cluster, ansible_task):
         "K8S_AUTH_API_KEY": "x",
         "K8S_AUTH_VERIFY_SSL": "false",
     }
-    result = ansible_task(MODULE, {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
+    result = ansible_task(MODULE, {"node_selector": ON_WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
     assert result.get("failed") is True
     assert result["msg"].startswith("host:") and "cannot reach" in result["msg"], result["msg"]
 
@@ -261,7 +295,7 @@ def test_wrong_token(cluster, ansible_task, workers):
         "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert,
     }
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
+    result = ansible_task(MODULE, {"node_selector": ON_WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
     assert result.get("failed") is True
     assert result["msg"].startswith("api_key:") and "401" in result["msg"], result["msg"]
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
@@ -271,7 +305,7 @@ def test_wrong_token(cluster, ansible_task, workers):
 def test_no_permission(cluster, ansible_task, workers):
     env = {"K8S_AUTH_KUBECONFIG": cluster.kubeconfig_of("nobody")}
     mark = cluster.audit.mark()
-    result = ansible_task(MODULE, {"node_selector": WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
+    result = ansible_task(MODULE, {"node_selector": ON_WORKERS, "labels": {TEST_PREFIX + "a": "b"}}, env=env)
     assert result.get("failed") is True
     assert "403" in result["msg"], result["msg"]
     assert cluster.audit.writes_since(mark, user="nobody", include_dry_run=True) == []

@@ -2,7 +2,7 @@
 """A small in-memory stand-in for kubernetes.core's K8SClient, for module unit tests.
 
 It keeps objects by (kind, namespace, name), understands the simple label
-selectors the modules send (k=v, k, k in (a,b)), applies JSON merge patches and
+selectors the modules send (k=v, k, !k, k in (a,b)), applies JSON merge patches and
 records every write, so a test can assert "zero writes" the way the
 integration tests do with the audit log.
 """
@@ -74,6 +74,9 @@ def _matches(labels, selector):
         elif "=" in term:
             key, value = term.replace("==", "=").split("=", 1)
             if labels.get(key) != value:
+                return False
+        elif term.startswith("!"):
+            if term[1:].strip() in labels:
                 return False
         elif labels.get(term) is None:
             return False

@@ -7,24 +7,22 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import labels as L
 from ansible_collections.gpuops.cluster.plugins.modules import nfd_labels
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_labels import SEED_004
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.nfd_fixtures import (
+    CLASS_3D_LABEL,
+    GPU_LABEL_FORMS,
+    SEED_004,
+    VENDOR_LABEL,
+    node,
+    with_gpu_label,
+)
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
 
-GPU_SEL = L.GPU_LABEL + "=true"
+GPU_SEL = {VENDOR_LABEL: "true"}
 
 
-def node(name, labels):
-    return {
-        "kind": "Node",
-        "metadata": {"name": name, "labels": dict(labels)},
-        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
-    }
-
-
-def cluster(gpu=3, cpu=2):
-    nodes = [node("gpu-{0}".format(i), SEED_004) for i in range(gpu)]
+def cluster(gpu=3, cpu=2, gpu_labels=SEED_004):
+    nodes = [node("gpu-{0}".format(i), gpu_labels) for i in range(gpu)]
     nodes += [node("cpu-{0}".format(i), {"kubernetes.io/os": "linux"}) for i in range(cpu)]
     return FakeClient(nodes)
 
@@ -82,14 +80,16 @@ def test_check_mode_and_diff(monkeypatch):
         check=True,
         diff=True,
         node_names=["gpu-0", "cpu-0"],
-        labels={"gpuops.io/pool": "b", L.GPU_LABEL: None},
+        labels={"gpuops.io/pool": "b", VENDOR_LABEL: None},
     )
     assert not failed, result
     assert client.writes == [] and labels_of(client, "gpu-0") == labels_of_before
     assert result["changed"] is True and result["changed_nodes"] == ["cpu-0", "gpu-0"]
-    assert result["diff"]["before"]["nodes"]["gpu-0"] == {"labels": {L.GPU_LABEL: "true"}}
-    assert result["diff"]["after"]["nodes"]["gpu-0"] == {"labels": {"gpuops.io/pool": "b"}}
-    assert result["diff"]["after"]["nodes"]["cpu-0"] == {"labels": {"gpuops.io/pool": "b"}}
+    diff = dict((entry["before_header"], entry) for entry in result["diff"])
+    assert sorted(diff) == ["Node cpu-0", "Node gpu-0"]
+    assert diff["Node gpu-0"]["before"]["metadata"]["labels"] == {VENDOR_LABEL: "true"}
+    assert diff["Node gpu-0"]["after"]["metadata"]["labels"] == {"gpuops.io/pool": "b"}
+    assert diff["Node cpu-0"]["after"]["metadata"]["labels"] == {"gpuops.io/pool": "b"}
     # facts show the predicted state: gpu-0 would lose its GPU label
     assert result["gpu_nodes"] == []
 
@@ -109,14 +109,19 @@ def test_absent_removes(monkeypatch):
 @pytest.mark.parametrize(
     "args,param,fragment",
     [
-        (dict(node_selector="gpuops.io/none=true", labels={"a": "b"}), "node_selector", "matches no Node"),
+        (dict(node_selector={"gpuops.io/none": "true"}, labels={"a": "b"}), "node_selector", "matches no Node"),
+        (
+            dict(label_selectors=["!" + VENDOR_LABEL, "gpuops.io/none"], labels={"a": "b"}),
+            "label_selectors",
+            "matches no Node",
+        ),
         (dict(node_names=["gpu-0", "ghost"], labels={"a": "b"}), "node_names", "ghost"),
         (dict(node_selector=GPU_SEL, labels={"Bad_Prefix/x": "1"}), "labels", "Bad_Prefix/x"),
         (dict(node_selector=GPU_SEL, labels={"x": "y" * 64}), "labels", "63"),
         (dict(labels={"x": "1"}), "node_selector", "explicit set of nodes"),
         (dict(wait_for={"gpu_nodes": 3}, wait_timeout=1), "wait_timeout", "too small"),
         (dict(node_selector=GPU_SEL, labels={"x": "1"}, parallel=0), "parallel", "between 1 and 100"),
-        (dict(state="absent", node_selector=GPU_SEL), "labels", "list the label keys"),
+        (dict(state="absent", node_selector=GPU_SEL, labels={}), "labels", "list the label keys"),
     ],
 )
 def test_bad_input_fails_naming_parameter_and_writes_nothing(monkeypatch, args, param, fragment):
@@ -136,7 +141,7 @@ def test_wait_for_nfd(monkeypatch):
     def nfd(client_, resource):
         # the simulated NFD labels one more node per read
         for n in client_.objects("Node"):
-            if L.GPU_LABEL not in n["metadata"]["labels"]:
+            if VENDOR_LABEL not in n["metadata"]["labels"]:
                 n["metadata"]["labels"].update(SEED_004)
                 client_.put(n)
                 return
@@ -199,3 +204,53 @@ def test_wait_for_skipped_in_check_mode(monkeypatch):
     assert not failed, result
     assert result["progress"] == ["t+0s wait_for skipped in check mode"]
     assert client.reads == 1 and client.writes == []
+
+
+def test_state_absent_without_labels_is_refused_by_the_argument_spec(monkeypatch):
+    client = cluster()
+    result, failed = go(monkeypatch, client, state="absent", node_selector=GPU_SEL)
+    assert failed and "state is absent but all of the following are missing: labels" in result["msg"], result
+    assert client.writes == [] and client.reads == 0
+
+
+@pytest.mark.parametrize("form", GPU_LABEL_FORMS)
+def test_wait_for_counts_every_nfd_label_form(monkeypatch, form):
+    """Before: wait_for gpu_nodes counted only pci-10de.present and timed out on class-qualified labels."""
+    client = cluster(gpu=2, cpu=1, gpu_labels=with_gpu_label(SEED_004, form))
+    result, failed = go(monkeypatch, client, wait_for={"gpu_nodes": 2}, wait_sleep=1, wait_timeout=2)
+    assert not failed, result
+    assert result["gpu_nodes"] == ["gpu-0", "gpu-1"] and result["summary"]["gpu_nodes"] == 2
+    assert result["kernel_versions"] == {"4.18.0-193.29.1.el8_2.x86_64": ["gpu-0", "gpu-1"]}
+    assert any("2/2 nodes labelled" in line for line in result["progress"])
+
+
+def test_gpu_label_option_still_overrides(monkeypatch):
+    client = cluster(gpu=2, cpu=1, gpu_labels=with_gpu_label(SEED_004, CLASS_3D_LABEL))
+    result, failed = go(monkeypatch, client, gpu_label=VENDOR_LABEL)
+    assert not failed and result["gpu_nodes"] == []
+    result, failed = go(monkeypatch, client, gpu_label=CLASS_3D_LABEL)
+    assert not failed and result["gpu_nodes"] == ["gpu-0", "gpu-1"]
+
+
+def test_node_selector_string_of_an_older_playbook_still_works(monkeypatch):
+    """node_selector was a kubectl string; equality selectors convert to the dict it is now."""
+    client = cluster()
+    client.put(node("cpu-9", {VENDOR_LABEL: "true"}))
+    args = dict(node_selector=VENDOR_LABEL + "=true,gpuops.io/none=", labels={"gpuops.io/pool": "a"})
+    result, failed = go(monkeypatch, client, **args)
+    assert failed and result["param"] == "node_selector" and "matches no Node" in result["msg"]
+    assert "gpuops.io/none=" in result["msg"] and client.writes == []
+    result, failed = go(monkeypatch, client, node_selector=VENDOR_LABEL + "=true", labels={"gpuops.io/pool": "a"})
+    assert not failed, result
+    assert result["changed_nodes"] == ["cpu-9", "gpu-0", "gpu-1", "gpu-2"]
+
+
+def test_label_selectors_for_existence_and_negation(monkeypatch):
+    client = cluster()
+    go(monkeypatch, client, node_names=["gpu-0"], labels={"gpuops.io/pool": "a"})
+    client.writes = []
+    result, failed = go(
+        monkeypatch, client, label_selectors=[VENDOR_LABEL, "!gpuops.io/pool"], labels={"gpuops.io/pool": "b"}
+    )
+    assert not failed, result
+    assert result["changed_nodes"] == ["gpu-1", "gpu-2"] and labels_of(client, "gpu-0")["gpuops.io/pool"] == "a"
