@@ -69,31 +69,45 @@ def _checkable_now(item, new_namespaces):
     return item.resource is not None and not (item.namespaced and item.namespace in new_namespaces)
 
 
-def converge(client, items, field_manager, timeout, sleep, progress):
-    """Write the changing items: validated by dry runs first, foundation objects first."""
-    changing = [i for i in foundation_first(items) if i.action in CHANGING]
-    new_namespaces = set(i.name for i in changing if i.kind == "Namespace" and i.action == "created")
-    now = [i for i in changing if _checkable_now(i, new_namespaces)]
-    later = [i for i in changing if not _checkable_now(i, new_namespaces)]
-    for item in now:
-        apply(client, item, field_manager, dry_run=True)
-    for item in (i for i in now if i.kind in FOUNDATION_KINDS):
+def _write(client, items, field_manager, progress):
+    for item in items:
         apply(client, item, field_manager)
         progress("{0} {1}".format(item.describe(), item.action))
-    if any(i.kind == "CustomResourceDefinition" for i in now):
-        wait_established(client, now, timeout, sleep, progress)
-        rediscover(client)
-    for item in later:
+
+
+def _resolve_deferred(client, items):
+    """Kinds that a CRD of this run brought are served now: find their APIs."""
+    for item in items:
         item.resource = item.resource or find_resource(client, item.api_version, item.kind)
         if item.resource is None:
             raise GpuopsError(
                 "{0}: its kind is still not served after its CRD was created.".format(item.describe()),
                 param="definitions",
             )
+
+
+def _partition(items):
+    """(changing, dry-runnable now, dry-runnable once Namespaces and CRDs of this run exist)."""
+    changing = [i for i in foundation_first(items) if i.action in CHANGING]
+    new_namespaces = set(i.name for i in changing if i.kind == "Namespace" and i.action == "created")
+    now = [i for i in changing if _checkable_now(i, new_namespaces)]
+    later = [i for i in changing if not _checkable_now(i, new_namespaces)]
+    return changing, now, later
+
+
+def converge(client, items, field_manager, timeout, sleep, progress):
+    """Write the changing items: validated by dry runs first, foundation objects first."""
+    changing, now, later = _partition(items)
+    for item in now:
         apply(client, item, field_manager, dry_run=True)
-    for item in (i for i in changing if i.kind not in FOUNDATION_KINDS):
-        apply(client, item, field_manager)
-        progress("{0} {1}".format(item.describe(), item.action))
+    _write(client, [i for i in now if i.kind in FOUNDATION_KINDS], field_manager, progress)
+    if any(i.kind == "CustomResourceDefinition" for i in now):
+        wait_established(client, now, timeout, sleep, progress)
+        rediscover(client)
+    _resolve_deferred(client, later)
+    for item in later:
+        apply(client, item, field_manager, dry_run=True)
+    _write(client, [i for i in changing if i.kind not in FOUNDATION_KINDS], field_manager, progress)
 
 
 def remove(client, doomed, timeout, sleep, progress, wait=True):
