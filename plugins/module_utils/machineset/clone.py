@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The clone (what seed 000 does with ``oc get -o json`` and an editor) and the patch that keeps it current.
+"""The clone (what the manual OpenShift procedure does with ``oc get -o json`` and an editor) and the patch that keeps it current.
 
 * a new name wherever the name appears: ``metadata.name`` and the
   ``machine.openshift.io/cluster-api-machineset`` label in ``spec.selector`` and

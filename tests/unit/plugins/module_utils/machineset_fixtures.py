@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""MachineSet fixtures shaped like seed 000 (oc get machineset -o json on OpenShift 4 / AWS)."""
+"""MachineSet fixtures shaped like `oc get machineset -o json` on OpenShift 4 / AWS."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Node fixtures shaped like the seeds (NFD + GFD labels of real GPU nodes), shared by the nfd_labels tests."""
+"""Node fixtures shaped like real GPU nodes (their NFD + GFD labels), shared by the nfd_labels tests."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -23,7 +23,7 @@ def node(name, labels=None, ready=True, allocatable=None):
     return obj
 
 
-# Labels from seed 004 (OpenShift 4.6 node with a T4, NFD + GFD).
+# Labels of an OpenShift 4.6 AWS node with a T4 (NFD + GFD), as a published walkthrough shows them.
 SEED_004 = {
     "feature.node.kubernetes.io/cpu-cpuid.AVX512F": "true",
     "feature.node.kubernetes.io/kernel-selinux.enabled": "true",

@@ -103,14 +103,14 @@ def test_describe_each_provider():
     assert (gcp["zone"], gcp["region"], gcp["instance_type"]) == ("us-central1-a", "us-central1", "n2-standard-4")
 
 
-# ---------------------------------------------------------------- the clone (seed 000)
+# ---------------------------------------------------------------- the clone (manual procedure)
 
 
-def test_clone_matches_seed_000_by_hand_edit():
+def test_clone_matches_the_manual_edit():
     source = aws_machineset("us-east-2a")
     p = plan(source=source["metadata"]["name"], node_labels={})
     gpu = clone.clone(source, INFRA + "-gpu-us-east-2a", p)
-    # what the seed's diff shows: new name in metadata, selector and template labels, new instanceType, no status
+    # what the manual edit changes: new name in metadata, selector and template labels, new instanceType, no status
     new = INFRA + "-gpu-us-east-2a"
     assert gpu["metadata"]["name"] == new
     assert gpu["spec"]["selector"]["matchLabels"][model.LABEL_MACHINESET] == new
@@ -297,7 +297,7 @@ def test_select_all_workers_skips_own_and_non_workers():
     mss = workers()
     mine = clone.clone(mss[0], INFRA + "-gpu-us-east-2a", plan())
     infra = aws_machineset("us-east-2a", role="infra")
-    by_hand = aws_machineset("us-east-2a", instance_type="p3.2xlarge")  # seed 000's manual GPU clone
+    by_hand = aws_machineset("us-east-2a", instance_type="p3.2xlarge")  # the manual procedure's GPU clone
     by_hand["metadata"]["name"] = INFRA + "-gpu-manual"
     assert model.select_sources(mss + [mine, infra, by_hand], NS, all_workers=True) == mss
 
@@ -323,7 +323,7 @@ def test_select_refuses_own_clone_as_source():
     assert exc.value.param == "source"
 
 
-def test_default_name_pattern_reproduces_seed_000():
+def test_default_name_pattern_reproduces_the_manual_name():
     assert (
         names.target_name(aws_machineset("us-east-2a"), names.DEFAULT_NAME_PATTERN, "p3.2xlarge")
         == "cluster-aus-9195-jg5lt-gpu-us-east-2a"

@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.nfd_fixt
 # ---------------------------------------------------------------- NFD / GFD parsing
 
 
-def test_node_facts_seed_004():
+def test_node_facts_of_a_t4_node():
     facts = F.node_facts(node("n1", SEED_004, allocatable=1))
     assert facts["gpu"] is True and facts["ready"] is True
     assert facts["kernel_version"] == "4.18.0-193.29.1.el8_2.x86_64"

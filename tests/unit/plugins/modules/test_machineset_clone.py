@@ -91,7 +91,7 @@ def test_update_with_diff(monkeypatch):
 def test_absent_deletes_only_what_it_created(monkeypatch):
     client = cluster()
     go(monkeypatch, client, all_workers=True, instance_type="g4dn.xlarge")
-    user_ms = aws_machineset("us-east-2a", instance_type="p3.2xlarge")  # cloned by hand as in seed 000
+    user_ms = aws_machineset("us-east-2a", instance_type="p3.2xlarge")  # cloned by hand, as the manual procedure does
     user_ms["metadata"]["name"] = "users-own-gpu"
     client.put(user_ms)
     client.writes = []
