@@ -81,7 +81,7 @@ def _ensure(obj, path):
 def prune(obj):
     """A copy without null values and empty objects (they mean "absent" to the API server).
 
-    The seed's ``oc get -o json`` carries ``creationTimestamp: null`` in the
+    A MachineSet from ``oc get -o json`` carries ``creationTimestamp: null`` in the
     template; kept in a desired object, a null would read as "delete this
     field" in a merge patch, and an empty map may be dropped by the server,
     making every run look like a change.
