@@ -28,7 +28,18 @@ def daemonset(ns, name):
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]},
+                "spec": {
+                    # Forms the server rewrites (0.5 -> 500m) or omits (false): a re-run must still send nothing.
+                    "hostNetwork": False,
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": 0.5, "memory": "64Mi"}, "limits": {"cpu": "1"}},
+                        }
+                    ],
+                },
             },
         },
     }

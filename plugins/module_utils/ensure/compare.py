@@ -3,9 +3,10 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """k8s_ensure: does the server already hold what we want? (pure functions)
 
-The compare-before-write test (kube.object_contains) is what keeps a no-op
-run free of write requests: a desired field must be present with the same
-value; fields the server added (defaults, status, metadata) are ignored.
+The compare-before-write test (normalize.matches) is what keeps a no-op run
+free of write requests: a desired field must be present with the same value;
+fields the server added (defaults, status, metadata) and its own rewrites
+(quantities, omitted zero values) are ignored.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,7 +15,8 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import diff_entry, merge_patch, object_contains
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import matches
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import diff_entry, merge_patch
 
 MASK = "VALUE_HIDDEN"
 
@@ -25,7 +27,7 @@ def decide(existing, desired, state):
         return "deleted" if existing else "absent"
     if existing is None:
         return "created"
-    return "unchanged" if object_contains(existing, desired) else "updated"
+    return "unchanged" if matches(existing, desired) else "updated"
 
 
 def predicted(existing, desired):

@@ -12,23 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import base64
 import copy
 
-from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import prepare
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_labels, dns_subdomain_problem
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
-    MANAGED_BY,
-    MANAGED_BY_LABEL,
-    GpuopsError,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
-    check_labels,
-    dns_subdomain_problem,
-    normalize_label_value,
-)
-
-OWNER_LABEL = "gpuops.cluster/owner"
 # Created before everything else: other objects live in them or are of their kinds.
 FOUNDATION_KINDS = ("Namespace", "CustomResourceDefinition")
 PARAM = "definitions"
@@ -136,31 +125,13 @@ def _prune_nulls(obj):
     return obj
 
 
-def _secret_string_data(body):
-    """Secret.stringData is write-only (the server stores it base64 in data): store it as data."""
-    if body.get("kind") == "Secret" and body.get("stringData"):
-        data = dict(body.get("data") or {})
-        for key, value in body.pop("stringData").items():
-            data[key] = to_text(base64.b64encode(to_bytes(value)))
-        body["data"] = data
-    return body
-
-
 def normalise(position, body, owner=None):
-    """A copy of the manifest as it will be sent: labels as strings, our labels added."""
-    body = _secret_string_data(_prune_nulls(copy.deepcopy(body)))
-    meta = body["metadata"]
+    """The manifest as it will be sent (normalize.prepare), its labels checked first."""
     try:
-        labels = check_labels(meta.get("labels") or {}, PARAM, allow_remove=False)
+        check_labels(body["metadata"].get("labels") or {}, PARAM, allow_remove=False)
     except GpuopsError as exc:
         raise _bad(position, str(exc).split(": ", 1)[-1], body)
-    labels[MANAGED_BY_LABEL] = MANAGED_BY
-    if owner:
-        labels[OWNER_LABEL] = owner
-    meta["labels"] = labels
-    if meta.get("annotations"):
-        meta["annotations"] = dict((k, normalize_label_value(v)) for k, v in meta["annotations"].items())
-    return body
+    return prepare(_prune_nulls(copy.deepcopy(body)), owner)
 
 
 def build_items(definitions, default_namespace=None, owner=None):

@@ -16,7 +16,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     MANAGED_BY_LABEL,
     GpuopsError,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.manifests import OWNER_LABEL, Item
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.manifests import Item
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import OWNER_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.resolve import find_resource
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import label_selector, list_items
 
