@@ -348,7 +348,7 @@ TIME_SLICING_RENAMED = (
 def sharing_stack(namespace, tag, mig_strategy=None, config_map=None):
     """Driver, toolkit, device plugin (MIG_STRATEGY, time-slicing config) and GFD for one node set."""
     driver_image = "nvcr.io/nvidia/driver:550.90.07-{0}-rhcos4.16".format(kernel_of(RHCOS_416))
-    objects = [d for d in gpu_stack(namespace, tag, driver_image, dcgm=False)]
+    objects = list(gpu_stack(namespace, tag, driver_image, dcgm=False))
     plugin = objects[2]
     container = plugin["spec"]["template"]["spec"]["containers"][0]
     if mig_strategy:

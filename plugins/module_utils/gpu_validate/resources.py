@@ -124,7 +124,7 @@ def physical_gpus(node, override=None):
         return None
     if count is not None:
         return count
-    if override and strategy == "none" and not (to_int(labels.get(GFD_REPLICAS), 1) or 1) > 1:
+    if override and strategy == "none" and (to_int(labels.get(GFD_REPLICAS), 1) or 1) <= 1:
         return override
     return None
 

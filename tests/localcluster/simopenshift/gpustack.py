@@ -241,7 +241,7 @@ def gpu_display_name(product):
 
 def driver_branch(driver):
     try:
-        return int(str(driver).split(".")[0])
+        return int(str(driver).split(".", maxsplit=1)[0])
     except ValueError:
         return 0
 
@@ -267,7 +267,9 @@ def nvidia_smi_wide(product, count, memory_mib, driver, cuda, now=None):
     mid = 24 if branch >= 550 else 22
     label = "KMD Version:" if branch >= 610 else "Driver Version:"
     rule = "+" + "-" * 41 + "+" + "-" * mid + "+" + "-" * 22 + "+"
-    head = "| NVIDIA-SMI {0:<22} {1} {2:<14} CUDA Version: {3:<9}".format(driver, label, driver, cuda or "N/A")
+    head = "| NVIDIA-SMI {drv:<22} {label} {drv:<14} CUDA Version: {cuda:<9}".format(
+        drv=driver, label=label, cuda=cuda or "N/A"
+    )
     width = len(rule)
     out = [
         stamp,

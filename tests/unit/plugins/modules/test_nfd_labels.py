@@ -21,8 +21,8 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s impo
 GPU_SEL = {VENDOR_LABEL: "true"}
 
 
-def cluster(gpu=3, cpu=2, gpu_labels=SEED_004):
-    nodes = [node("gpu-{0}".format(i), gpu_labels) for i in range(gpu)]
+def cluster(gpu=3, cpu=2, gpu_labels=None):
+    nodes = [node("gpu-{0}".format(i), SEED_004 if gpu_labels is None else gpu_labels) for i in range(gpu)]
     nodes += [node("cpu-{0}".format(i), {"kubernetes.io/os": "linux"}) for i in range(cpu)]
     return FakeClient(nodes)
 
