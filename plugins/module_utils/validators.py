@@ -35,42 +35,39 @@ IMAGE_REF_RE = re.compile(r"^{0}(:{1})?(@sha256:[a-f0-9]{{64}})?$".format(_REPO,
 SELECTOR_TERM_RE = re.compile(r"^\s*!?[A-Za-z0-9./_-]+(\s*(=|==|!=)\s*[A-Za-z0-9._-]*|\s+(in|notin)\s*\([^()]*\))?\s*$")
 
 
-def dns_label_problem(value):
-    """Why ``value`` is not an RFC 1123 label (namespace, Service, ... name), or None."""
+def _dns_problem(value, regex, limit, chars):
     value = to_text(value)
     if not value:
         return "it is empty"
-    if len(value) > DNS1123_LABEL_MAX:
-        return "it is {0} characters long; the limit is {1}".format(len(value), DNS1123_LABEL_MAX)
-    if not DNS1123_LABEL_RE.match(value):
-        return "use lowercase letters, digits and '-', starting and ending with a letter or digit"
+    if len(value) > limit:
+        return "it is {0} characters long; the limit is {1}".format(len(value), limit)
+    if not regex.match(value):
+        return "use lowercase letters, digits{0}, starting and ending with a letter or digit".format(chars)
     return None
+
+
+def dns_label_problem(value):
+    """Why ``value`` is not an RFC 1123 label (namespace, Service, ... name), or None."""
+    return _dns_problem(value, DNS1123_LABEL_RE, DNS1123_LABEL_MAX, " and '-'")
 
 
 def dns_subdomain_problem(value):
     """Why ``value`` is not an RFC 1123 subdomain (most object names), or None."""
-    value = to_text(value)
-    if not value:
-        return "it is empty"
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        return "it is {0} characters long; the limit is {1}".format(len(value), DNS1123_SUBDOMAIN_MAX)
-    if not DNS1123_SUBDOMAIN_RE.match(value):
-        return "use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
-    return None
+    return _dns_problem(value, DNS1123_SUBDOMAIN_RE, DNS1123_SUBDOMAIN_MAX, ", '-' and '.'")
+
+
+def _check(problem, value, param, what):
+    if problem:
+        raise GpuopsError("{0!r} is not a valid {1}: {2}.".format(value, what, problem), param=param)
+    return value
 
 
 def check_dns_label(value, param, what="name"):
-    problem = dns_label_problem(value)
-    if problem:
-        raise GpuopsError("{0!r} is not a valid {1}: {2}.".format(value, what, problem), param=param)
-    return value
+    return _check(dns_label_problem(value), value, param, what)
 
 
 def check_dns_subdomain(value, param, what="name"):
-    problem = dns_subdomain_problem(value)
-    if problem:
-        raise GpuopsError("{0!r} is not a valid {1}: {2}.".format(value, what, problem), param=param)
-    return value
+    return _check(dns_subdomain_problem(value), value, param, what)
 
 
 def label_key_problem(key):

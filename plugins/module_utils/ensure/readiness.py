@@ -13,18 +13,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import (
+    RESOURCE_PREDICATES,
+    Waiter,
+    custom_condition,
+    resource_absent,
+)
+
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import parallel_map
-
-try:
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import (
-        RESOURCE_PREDICATES,
-        Waiter,
-        custom_condition,
-        resource_absent,
-    )
-except ImportError:  # reported by common.new_module (kubernetes.core is required)
-    RESOURCE_PREDICATES = {}
 
 JOB_COMPLETE = {"type": "Complete", "status": "True"}
 WAITABLE = ("DaemonSet", "Deployment", "StatefulSet", "Pod", "Job")

@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import Waiter
+
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, get_item, name_of, node_ready
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model import (
@@ -19,11 +21,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model im
     LABEL_MACHINESET,
     names,
 )
-
-try:
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import Waiter
-except ImportError:  # pragma: no cover - reported by common.new_module
-    Waiter = None
 
 
 def _failure(machine):

@@ -17,6 +17,7 @@ import json
 import time
 
 from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import Waiter
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     GpuopsError,
@@ -33,11 +34,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.facts import node_facts, summarize, wait_status
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.params import check_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.plan import label_diff, merge_nodes, plan, select
-
-try:
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import Waiter
-except ImportError:  # pragma: no cover - reported by common.new_module
-    Waiter = None
 
 
 def wait(client, resource, plan_, progress):
