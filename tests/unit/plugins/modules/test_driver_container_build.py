@@ -21,7 +21,6 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s impo
     FakeClient,
     Instance,
     Response,
-    _matches,
     _merge,
     run,
 )
@@ -72,19 +71,6 @@ class BuildCluster(FakeClient):
         )
         self.store[key] = obj
         return Response(obj)
-
-    def delete(self, resource, name=None, namespace=None, label_selector=None, **params):
-        if name:
-            return super(BuildCluster, self).delete(resource, name=name, namespace=namespace, **params)
-        self.writes.append(("deletecollection", resource.kind, label_selector, None))
-        for key, obj in list(self.store.items()):
-            if (
-                key[0] == resource.kind
-                and key[1] == namespace
-                and _matches(obj["metadata"].get("labels") or {}, label_selector)
-            ):
-                del self.store[key]
-        return Instance({"kind": resource.kind + "List", "items": []})
 
     def controller(self, resource):
         """New builds finish at once: Complete and tag the ImageStream, or Failed."""
