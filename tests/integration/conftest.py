@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 import os
 import subprocess
@@ -177,6 +178,52 @@ def run_playbook(cluster, tasks, check=False, diff=False, env=None, extra_args=N
             "ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(proc.returncode, out, proc.stderr.decode())
         )
     return json.loads(out[start:])
+
+
+def run_role(cluster, role, role_vars=None, check=False, diff=False, env=None, extra_args=None, tasks_from=None):
+    """Run one role of the collection through include_role; return the parsed JSON output."""
+    include = {"name": "gpuops.cluster." + role}
+    if tasks_from:
+        include["tasks_from"] = tasks_from
+    task = {"name": "role under test", "ansible.builtin.include_role": include, "vars": role_vars or {}}
+    return run_playbook(cluster, [task], check=check, diff=diff, env=env, extra_args=extra_args)
+
+
+def task_results(out):
+    """(task name, localhost result) for every task the playbook ran, in order."""
+    return [(t["task"]["name"], t["hosts"].get("localhost", {})) for t in out["plays"][0]["tasks"]]
+
+
+def failed_message(out):
+    """The message of the task that failed, or None when none did."""
+    for _, res in task_results(out):
+        if res.get("failed") and not res.get("ignore_errors"):
+            return res.get("msg") or json.dumps(res)[:2000]
+    return None
+
+
+def changed_tasks(out):
+    return [name for name, res in task_results(out) if res.get("changed")]
+
+
+@contextlib.contextmanager
+def extra_cluster(name, profile, **up_kwargs):
+    """A second local cluster (own work directory and ports) for one test module.
+
+    Reused when already running with the same profile (GPUOPS_KEEP_CLUSTER keeps it after the tests).
+    """
+    lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name))
+    started = False
+    if not (lc.pid_of("kube-apiserver") and lc.read_state().get("profile") == profile):
+        if lc.pid_of("kube-apiserver"):
+            lc.down(quiet=True)
+        lc.up(profile=profile, **up_kwargs)
+        started = True
+    try:
+        yield Cluster(lc, profile)
+    finally:
+        if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
+            lc.down()
 
 
 @pytest.fixture
