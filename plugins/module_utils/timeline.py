@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Time-to-GPU-ready: per GPU node, when each step of the enablement happened, read from the cluster.
+
+The steps and where their time comes from (no anchor publishes this; every value is an API fact):
+
+* ``machine_created``: the Machine's creationTimestamp (OpenShift; the Node's ``machine.openshift.io/machine``
+  annotation names it);
+* ``node_created``: the Node's creationTimestamp;
+* ``node_ready``: the ``lastTransitionTime`` of the Node's Ready condition (a later reboot, e.g. a
+  MachineConfig rollout, moves it: then it is reported after the labels and flagged);
+* ``nfd_labelled``: the ``time`` of the managedFields entry that owns the NFD GPU label (the last write of
+  NFD's labels by their manager);
+* ``driver_ready``: the ``lastTransitionTime`` of the Ready condition of the driver pod on the node.
+
+Plus the wall time of each state of the run (start/end marks recorded by the playbook).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import NVIDIA_PCI_LABELS, is_gpu_node
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import condition, dig, name_of
+
+STEPS = ("machine_created", "node_created", "node_ready", "nfd_labelled", "driver_ready")
+PHASES = (
+    ("provision", "machine_created", "node_created"),
+    ("boot", "node_created", "node_ready"),
+    ("nfd", "node_ready", "nfd_labelled"),
+    ("driver", "nfd_labelled", "driver_ready"),
+)
+MACHINE_ANNOTATION = "machine.openshift.io/machine"
+
+
+def parse_time(value):
+    """RFC 3339 as the API server writes it (``2026-11-23T18:20:01Z``, optional fraction) -> aware datetime."""
+    if not value:
+        return None
+    text = str(value).replace("Z", "+00:00")
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def state_range(states, from_state=None, until_state=None):
+    """The states from ``from_state`` to ``until_state`` included, in run order; ValueError names the variable."""
+    states = list(states)
+    for var, value in (("gpuops_from_state", from_state), ("gpuops_until_state", until_state)):
+        if value and value not in states:
+            raise ValueError(
+                "{0}: '{1}' is not a state of this playbook; use one of: {2}.".format(var, value, ", ".join(states))
+            )
+    first = states.index(from_state) if from_state else 0
+    last = states.index(until_state) if until_state else len(states) - 1
+    if first > last:
+        raise ValueError(
+            "gpuops_from_state '{0}' comes after gpuops_until_state '{1}'; the order is: {2}.".format(
+                from_state, until_state, ", ".join(states)
+            )
+        )
+    return states[first : last + 1]
+
+
+def label_time(node):
+    """When the node's NFD GPU label was last written, from managedFields (None when no entry owns it)."""
+    keys = set("f:" + k for k in NVIDIA_PCI_LABELS)
+    best = None
+    for entry in dig(node, ("metadata", "managedFields")) or []:
+        labels = dig(entry, ("fieldsV1", "f:metadata", "f:labels")) or {}
+        if keys.intersection(labels):
+            when = parse_time(entry.get("time"))
+            if when and (best is None or when > best):
+                best = when
+    return best
+
+
+def ready_time(obj):
+    cond = condition(obj, "Ready")
+    if not cond or cond.get("status") != "True":
+        return None
+    return parse_time(cond.get("lastTransitionTime"))
+
+
+def node_steps(node, machines_by_name, driver_pods_by_node):
+    machine_ref = dig(node, ("metadata", "annotations", MACHINE_ANNOTATION)) or ""
+    machine = machines_by_name.get(machine_ref.split("/")[-1]) if machine_ref else None
+    pods = driver_pods_by_node.get(name_of(node), [])
+    driver_ready = [t for t in (ready_time(p) for p in pods) if t]
+    return {
+        "machine_created": parse_time(dig(machine, ("metadata", "creationTimestamp"))) if machine else None,
+        "node_created": parse_time(dig(node, ("metadata", "creationTimestamp"))),
+        "node_ready": ready_time(node),
+        "nfd_labelled": label_time(node),
+        "driver_ready": max(driver_ready) if driver_ready else None,
+    }
+
+
+def phase_seconds(steps):
+    """Seconds per phase; None when a step is missing. A negative span (a later reboot) is kept, and flagged."""
+    out = {}
+    for phase, start, end in PHASES:
+        a, b = steps.get(start), steps.get(end)
+        out[phase] = round((b - a).total_seconds(), 1) if a and b else None
+    known = [steps[s] for s in STEPS if steps.get(s)]
+    out["total"] = round((steps["driver_ready"] - known[0]).total_seconds(), 1) if steps.get("driver_ready") else None
+    return out
+
+
+def node_timeline(nodes, machines=None, driver_pods=None):
+    """One row per GPU node (NFD label, or a Machine from a GPU MachineSet), in name order."""
+    machines_by_name = dict((name_of(m), m) for m in machines or [])
+    pods_by_node = {}
+    for pod in driver_pods or []:
+        pods_by_node.setdefault(dig(pod, ("spec", "nodeName")), []).append(pod)
+    rows = []
+    for node in sorted(nodes or [], key=name_of):
+        labels = dig(node, ("metadata", "labels")) or {}
+        if not is_gpu_node(labels) and name_of(node) not in pods_by_node:
+            continue
+        steps = node_steps(node, machines_by_name, pods_by_node)
+        seconds = phase_seconds(steps)
+        row = {
+            "node": name_of(node),
+            "kernel": dig(node, ("status", "nodeInfo", "kernelVersion")) or "",
+            "steps": dict((k, v.isoformat() if v else None) for k, v in steps.items()),
+            "seconds": seconds,
+            "out_of_order": any(v is not None and v < 0 for k, v in seconds.items() if k != "total"),
+        }
+        rows.append(row)
+    return rows
+
+
+def state_timeline(marks):
+    """[{state, event: start|end, at}] -> [{state, start, end, seconds, result}] in run order."""
+    order, spans = [], {}
+    for mark in marks or []:
+        state = mark.get("state")
+        if state not in spans:
+            order.append(state)
+            spans[state] = {"state": state, "start": None, "end": None, "seconds": None}
+        spans[state][mark.get("event")] = mark.get("at")
+        if mark.get("event") == "end" and mark.get("result"):
+            spans[state]["result"] = mark["result"]
+    for span in spans.values():
+        a, b = parse_time(span["start"]), parse_time(span["end"])
+        span["seconds"] = round((b - a).total_seconds(), 1) if a and b else None
+    return [spans[s] for s in order]
+
+
+def fmt_seconds(value):
+    return "-" if value is None else "{0:.1f}".format(value)
+
+
+def table(states, rows):
+    """Printable lines: the states of the run, then time-to-GPU-ready per node."""
+    lines = ["{0:<16} {1:>9}  {2}".format("state", "seconds", "result")]
+    for s in states:
+        lines.append("{0:<16} {1:>9}  {2}".format(s["state"], fmt_seconds(s["seconds"]), s.get("result") or ""))
+    lines.append("")
+    head = ["node", "provision", "boot", "nfd", "driver", "total"]
+    width = max([len(h) for h in head[:1]] + [len(r["node"]) for r in rows]) if rows else 4
+    lines.append("{0:<{w}} {1:>9} {2:>7} {3:>7} {4:>7} {5:>7}".format(*head, w=width))
+    for r in rows:
+        sec = r["seconds"]
+        lines.append(
+            "{0:<{w}} {1:>9} {2:>7} {3:>7} {4:>7} {5:>7}{6}".format(
+                r["node"],
+                fmt_seconds(sec["provision"]),
+                fmt_seconds(sec["boot"]),
+                fmt_seconds(sec["nfd"]),
+                fmt_seconds(sec["driver"]),
+                fmt_seconds(sec["total"]),
+                "  (Ready moved later: a reboot)" if r["out_of_order"] else "",
+                w=width,
+            )
+        )
+    if not rows:
+        lines.append("(no GPU node yet)")
+    return lines
+
+
+def build(marks, nodes, machines=None, driver_pods=None):
+    states = state_timeline(marks)
+    rows = node_timeline(nodes, machines, driver_pods)
+    return {"states": states, "nodes": rows, "table": table(states, rows)}
