@@ -15,6 +15,8 @@ SANITY_ROOT := $(BUILD)/sanity
 SANITY_COLL := $(SANITY_ROOT)/ansible_collections/gpuops/cluster
 KUBECONFIG_LOCAL := $(CURDIR)/.localcluster/kubeconfig
 PYTEST_ARGS ?=
+# One shared local cluster; each scenario cleans up after itself.
+MOLECULE_SCENARIOS ?= default gpu_machineset entitlement nfd driver
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
@@ -60,7 +62,8 @@ integration: collection binaries ## integration tests on the real local control 
 
 molecule: collection binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
 	@running=$$($(BIN)/python tests/localcluster/cluster.py status | grep -q '"api_ready": true' && echo yes || echo no); \
-	$(BIN)/molecule test; rc=$$?; \
+	rc=0; for s in $(MOLECULE_SCENARIOS); do [ -d molecule/$$s ] || continue; \
+	  $(BIN)/molecule test -s $$s || { rc=$$?; break; }; done; \
 	if [ $$running = no ]; then $(BIN)/python tests/localcluster/cluster.py down; fi; exit $$rc
 
 test: venv binaries style unit sanity lint build-collection integration molecule ## everything CI runs

@@ -116,3 +116,34 @@ def summarize(ev):
         "name": ref.get("name"),
         "code": (ev.get("responseStatus") or {}).get("code"),
     }
+
+
+def main(argv=None):
+    """CLI for playbooks (molecule verify): ``audit.py mark`` prints a position; ``audit.py writes-since N``
+    prints the admin's mutating requests since it as JSON and exits 1 when there are any."""
+    import argparse
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    from cluster import DEFAULT_WORKDIR, LocalCluster
+
+    p = argparse.ArgumentParser(description="count mutating requests in the local cluster's audit log")
+    p.add_argument("command", choices=["mark", "writes-since"])
+    p.add_argument("mark", nargs="?", type=int, default=0)
+    p.add_argument("--workdir", default=os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
+    a = p.parse_args(argv)
+    lc = LocalCluster(a.workdir)
+    log = AuditLog(lc.audit_log, lc.api_client(), user="admin")
+    if a.command == "mark":
+        print(log.mark())
+        return 0
+    writes = log.writes_since(a.mark)
+    print(json.dumps(writes, indent=2))
+    return 1 if writes else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
