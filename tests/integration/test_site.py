@@ -18,17 +18,21 @@ from conftest import BUILD, ROOT, _collection_env
 pytestmark = pytest.mark.integration
 
 
-def run_site(cluster, env=None, extra_vars=None, expect_rc=0):
+PREFLIGHT_ONLY = {"gpuops_until_state": "preflight"}
+
+
+def run_site(cluster, env=None, extra_vars=None, expect_rc=0, playbook="site.yml", extra_args=None):
     env = _collection_env(cluster, env)
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
         "-i",
         os.path.join(ROOT, "inventories", "local"),
-        os.path.join(ROOT, "playbooks", "site.yml"),
+        os.path.join(ROOT, "playbooks", playbook),
     ]
     for key, value in (extra_vars or {}).items():
         cmd += ["-e", "{0}={1}".format(key, value)]
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600, check=False)
+    cmd += extra_args or []
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1200, check=False)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == expect_rc, out[-3000:] + proc.stderr.decode()[-2000:]
     return json.loads(out[out.find("{") :])
@@ -45,7 +49,7 @@ def platform_fact(result):
 def test_site_preflight_detects_the_platform_and_writes_nothing(cluster):
     assert os.path.isdir(BUILD)
     mark = cluster.audit.mark()
-    result = run_site(cluster)
+    result = run_site(cluster, extra_vars=PREFLIGHT_ONLY)
     platform = platform_fact(result)
     assert platform["kubernetes_version"] == "v1.34.10"
     if cluster.profile == "openshift":
@@ -66,14 +70,14 @@ def test_connection_is_set_once_through_the_action_group(cluster, tmp_path):
     k8s_cluster_info is not in kubernetes.core's own k8s group, so this also proves our group lists it.
     """
     env = {"K8S_AUTH_KUBECONFIG": None, "KUBECONFIG": None, "HOME": str(tmp_path)}
-    result = run_site(cluster, env=env, extra_vars={"gpuops_kubeconfig": cluster.kubeconfig})
+    result = run_site(cluster, env=env, extra_vars=dict(PREFLIGHT_ONLY, gpuops_kubeconfig=cluster.kubeconfig))
     assert platform_fact(result)["kubernetes_version"] == "v1.34.10"
 
     # A context the kubeconfig lacks reaches the first module of the role, which names it.
     failed = run_site(
         cluster,
         env=env,
-        extra_vars={"gpuops_kubeconfig": cluster.kubeconfig, "gpuops_context": "no-such-context"},
+        extra_vars=dict(PREFLIGHT_ONLY, gpuops_kubeconfig=cluster.kubeconfig, gpuops_context="no-such-context"),
         expect_rc=2,
     )
     first = failed["plays"][0]["tasks"]
@@ -81,4 +85,81 @@ def test_connection_is_set_once_through_the_action_group(cluster, tmp_path):
     assert messages and "no-such-context" in messages[0], messages
 
     # Without any connection setting the role cannot reach a cluster at all (nothing else is hidden).
-    run_site(cluster, env=env, expect_rc=2)
+    run_site(cluster, env=env, extra_vars=PREFLIGHT_ONLY, expect_rc=2)
+
+
+STATES = ["preflight", "gpu_machineset", "entitlement", "nfd", "driver"]
+
+
+def ran_tasks(result):
+    return [t["task"]["name"] for t in result["plays"][0]["tasks"]]
+
+
+def state_lines(result):
+    """Every debug message printed during the run, flattened to lines."""
+    lines = []
+    for task in result["plays"][0]["tasks"]:
+        msg = task["hosts"].get("localhost", {}).get("msg")
+        if isinstance(msg, list):
+            lines.extend(str(m) for m in msg)
+        elif msg:
+            lines.append(str(msg))
+    return lines
+
+
+def test_site_rejects_an_unknown_state_before_any_request(cluster):
+    mark = cluster.audit.mark()
+    out = run_site(cluster, extra_vars={"gpuops_from_state": "toolkit"}, expect_rc=2)
+    msgs = [
+        t["hosts"]["localhost"].get("msg", "")
+        for t in out["plays"][0]["tasks"]
+        if t["hosts"]["localhost"].get("failed")
+    ]
+    assert msgs and "gpuops_from_state: 'toolkit' is not a state" in msgs[0], msgs
+    assert cluster.audit.writes_since(mark) == []
+
+
+def test_site_check_mode_on_a_fresh_cluster_runs_to_the_end_and_writes_nothing(cluster, tmp_path):
+    mark = cluster.audit.mark()
+    out = run_site(cluster, extra_vars={"gpuops_reports_dir": str(tmp_path)}, extra_args=["--check"])
+    assert cluster.audit.writes_since(mark) == []
+    names = ran_tasks(out)
+    assert "Timeline - build it" in names
+    # Every state ran its role (each says what it would do, or why it is skipped).
+    text = "\n".join(state_lines(out))
+    for state in STATES[1:]:
+        assert state + ":" in text, (state, text[-3000:])
+    assert not os.path.exists(os.path.join(str(tmp_path), "timeline.json"))
+
+
+def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path):
+    reports = str(tmp_path)
+    try:
+        first = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
+        with open(os.path.join(reports, "timeline.json")) as f:
+            timeline = json.load(f)
+        assert [s["state"] for s in timeline["states"]] == STATES
+        assert all(s["seconds"] is not None for s in timeline["states"])
+        assert timeline["nodes"], "no GPU node in the timeline"
+        for row in timeline["nodes"]:
+            assert all(row["steps"][k] for k in ("machine_created", "node_ready", "nfd_labelled", "driver_ready")), row
+            assert row["seconds"]["total"] > 0, row
+        assert first["stats"]["localhost"]["failures"] == 0
+
+        mark = cluster.audit.mark()
+        second = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
+        stats = second["stats"]["localhost"]
+        changed = [name for name, res in task_results_of(second) if res.get("changed")]
+        assert stats["changed"] == 0, changed
+        assert cluster.audit.writes_since(mark) == []
+    finally:
+        run_site(cluster, playbook="teardown.yml")
+    # A second teardown changes nothing.
+    mark = cluster.audit.mark()
+    again = run_site(cluster, playbook="teardown.yml")
+    assert again["stats"]["localhost"]["changed"] == 0
+    assert cluster.audit.writes_since(mark) == []
+
+
+def task_results_of(result):
+    return [(t["task"]["name"], t["hosts"].get("localhost", {})) for t in result["plays"][0]["tasks"]]
