@@ -239,3 +239,39 @@ def ansible_task(cluster):
         return results[-1]["hosts"]["localhost"]
 
     return run
+
+
+PREFLIGHT_ONLY = {"gpuops_until_state": "preflight"}
+
+
+def run_site(cluster, env=None, extra_vars=None, expect_rc=0, playbook="site.yml", extra_args=None):
+    env = _collection_env(cluster, env)
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        os.path.join(ROOT, "inventories", "local"),
+        os.path.join(ROOT, "playbooks", playbook),
+    ]
+    for key, value in (extra_vars or {}).items():
+        cmd += ["-e", "{0}={1}".format(key, value)]
+    cmd += extra_args or []
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1200, check=False)
+    out = proc.stdout.decode("utf-8", "replace")
+    assert proc.returncode == expect_rc, out[-3000:] + proc.stderr.decode()[-2000:]
+    return json.loads(out[out.find("{") :])
+
+
+def state_lines(result):
+    """Every debug message printed during the run, flattened to lines."""
+    lines = []
+    for task in result["plays"][0]["tasks"]:
+        msg = task["hosts"].get("localhost", {}).get("msg")
+        if isinstance(msg, list):
+            lines.extend(str(m) for m in msg)
+        elif msg:
+            lines.append(str(msg))
+    return lines
+
+
+def task_results_of(result):
+    return [(t["task"]["name"], t["hosts"].get("localhost", {})) for t in result["plays"][0]["tasks"]]

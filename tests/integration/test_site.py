@@ -9,33 +9,11 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-from conftest import BUILD, ROOT, _collection_env
+from conftest import BUILD, PREFLIGHT_ONLY, run_site, state_lines, task_results_of
 
 pytestmark = pytest.mark.integration
-
-
-PREFLIGHT_ONLY = {"gpuops_until_state": "preflight"}
-
-
-def run_site(cluster, env=None, extra_vars=None, expect_rc=0, playbook="site.yml", extra_args=None):
-    env = _collection_env(cluster, env)
-    cmd = [
-        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
-        "-i",
-        os.path.join(ROOT, "inventories", "local"),
-        os.path.join(ROOT, "playbooks", playbook),
-    ]
-    for key, value in (extra_vars or {}).items():
-        cmd += ["-e", "{0}={1}".format(key, value)]
-    cmd += extra_args or []
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1200, check=False)
-    out = proc.stdout.decode("utf-8", "replace")
-    assert proc.returncode == expect_rc, out[-3000:] + proc.stderr.decode()[-2000:]
-    return json.loads(out[out.find("{") :])
 
 
 def platform_fact(result):
@@ -95,18 +73,6 @@ def ran_tasks(result):
     return [t["task"]["name"] for t in result["plays"][0]["tasks"]]
 
 
-def state_lines(result):
-    """Every debug message printed during the run, flattened to lines."""
-    lines = []
-    for task in result["plays"][0]["tasks"]:
-        msg = task["hosts"].get("localhost", {}).get("msg")
-        if isinstance(msg, list):
-            lines.extend(str(m) for m in msg)
-        elif msg:
-            lines.append(str(msg))
-    return lines
-
-
 def test_site_rejects_an_unknown_state_before_any_request(cluster):
     mark = cluster.audit.mark()
     out = run_site(cluster, extra_vars={"gpuops_from_state": "toolkit"}, expect_rc=2)
@@ -159,7 +125,3 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path
     again = run_site(cluster, playbook="teardown.yml")
     assert again["stats"]["localhost"]["changed"] == 0
     assert cluster.audit.writes_since(mark) == []
-
-
-def task_results_of(result):
-    return [(t["task"]["name"], t["hosts"].get("localhost", {})) for t in result["plays"][0]["tasks"]]

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""site.yml on plain Kubernetes with bare GPU nodes (two GPU models, two kernels): nothing pre-installed."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+from conftest import run_site, state_lines, task_results_of
+
+pytestmark = pytest.mark.integration
+
+
+def test_site_on_plain_kubernetes_bare_gpu_nodes_to_ready_drivers(k8s_cluster, tmp_path):
+    from kubernetes import client
+
+    core = client.CoreV1Api(k8s_cluster.api)
+    apps = client.AppsV1Api(k8s_cluster.api)
+    gpu_nodes = [n for n in core.list_node().items if (n.metadata.annotations or {}).get("sim.gpuops.io/gpu-count")]
+    gpu_nodes = gpu_nodes or [
+        n for n in core.list_node().items if "g4dn" in str(n.metadata.labels) or "g5" in str(n.metadata.labels)
+    ]
+    kernels = sorted(set(n.status.node_info.kernel_version for n in gpu_nodes))
+    assert len(kernels) >= 2, kernels
+    # Bare: no NFD label and no nvidia.com/gpu before the run.
+    for n in gpu_nodes:
+        assert "nvidia.com/gpu" not in (n.status.allocatable or {})
+        assert not any(k.startswith("feature.node.kubernetes.io/") for k in (n.metadata.labels or {}))
+
+    reports = str(tmp_path)
+    extra = {"gpuops_reports_dir": reports, "gpuops_expected_gpu_nodes": len(gpu_nodes)}
+    try:
+        first = run_site(k8s_cluster, extra_vars=extra)
+        text = "\n".join(state_lines(first))
+        assert "gpu_machineset: skipped" in text and "entitlement: skipped" in text, text[-2000:]
+        ds = apps.list_daemon_set_for_all_namespaces(label_selector="app.kubernetes.io/component=nvidia-driver").items
+        ds = ds or [
+            d
+            for d in apps.list_daemon_set_for_all_namespaces().items
+            if (d.spec.template.metadata.labels or {}).get("app.kubernetes.io/component") == "nvidia-driver"
+        ]
+        assert len(ds) == len(kernels), [d.metadata.name for d in ds]
+        for d in ds:
+            assert d.status.number_ready == d.status.desired_number_scheduled >= 1, d.metadata.name
+            image = d.spec.template.spec.containers[0].image
+            assert any(k in image for k in kernels), image  # precompiled: the kernel is in the tag
+        with open(os.path.join(reports, "timeline.json")) as f:
+            timeline = json.load(f)
+        assert sorted(r["node"] for r in timeline["nodes"]) == sorted(n.metadata.name for n in gpu_nodes)
+        assert all(r["steps"]["driver_ready"] and r["steps"]["nfd_labelled"] for r in timeline["nodes"])
+
+        mark = k8s_cluster.audit.mark()
+        second = run_site(k8s_cluster, extra_vars=extra)
+        changed = [name for name, res in task_results_of(second) if res.get("changed")]
+        assert second["stats"]["localhost"]["changed"] == 0, changed
+        assert k8s_cluster.audit.writes_since(mark) == []
+    finally:
+        run_site(k8s_cluster, playbook="teardown.yml")
