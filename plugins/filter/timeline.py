@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.cluster.plugins.module_utils import timeline
 
 

@@ -7,6 +7,7 @@ __metaclass__ = type
 
 import pytest
 from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.cluster.plugins.filter.timeline import FilterModule
 
 

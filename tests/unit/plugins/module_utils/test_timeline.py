@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
+
 from ansible_collections.gpuops.cluster.plugins.module_utils import timeline
 
 STATES = ["preflight", "gpu_machineset", "entitlement", "nfd", "driver"]
