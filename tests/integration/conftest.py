@@ -196,7 +196,7 @@ def task_results(out):
 
 def failed_message(out):
     """The message of the task that failed, or None when none did."""
-    for _, res in task_results(out):
+    for res in [r for name, r in task_results(out)]:
         if res.get("failed") and not res.get("ignore_errors"):
             return res.get("msg") or json.dumps(res)[:2000]
     return None
