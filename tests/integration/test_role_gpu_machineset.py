@@ -352,3 +352,29 @@ def test_absent_removes_everything_and_a_second_absent_changes_nothing(cluster):
     assert changed_tasks(out) == []
     assert_zero_writes(cluster, mark)
     assert "nothing" in debug_lines(out, "Say what the absent state did")
+
+
+@pytest.mark.parametrize(
+    "platform, reason",
+    [
+        ({"openshift": False, "cloud": "none"}, "plain Kubernetes has no OpenShift Machine API"),
+        ({"openshift": True, "cloud": "BareMetal", "openshift_version": "4.16.0"}, "platform BareMetal"),
+    ],
+)
+def test_skipped_with_one_line_where_there_is_nothing_to_clone(cluster, platform, reason):
+    """The platform as preflight would have recorded it: one debug line, every other task skipped, no write."""
+    mark = cluster.audit.mark()
+    out = run_role(cluster, ROLE, {"preflight_platform": platform})
+    assert failed_message(out) is None, failed_message(out)
+    assert_zero_writes(cluster, mark)
+    ran = [
+        (short(name), res)
+        for name, res in task_results(out)
+        if not res.get("skipped") and name != "role under test" and not short(name).startswith("Validating arguments")
+    ]
+    assert [name for name, dummy in ran] == [
+        "Check gpu_machineset_state",
+        "Decide whether GPU MachineSets apply to this cluster",
+        "Say why the role is skipped",
+    ], ran
+    assert ran[-1][1]["msg"].startswith("gpu_machineset: skipped - ") and reason in ran[-1][1]["msg"]
