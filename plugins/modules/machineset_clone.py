@@ -22,6 +22,8 @@ description:
     O(replicas), node labels, taints, labels and annotations. C(status), server-set metadata (uid, resourceVersion,
     creationTimestamp, selfLink, managedFields, generation) and the annotations machine-api derives from the source
     instance type (C(machine.openshift.io/vCPU), C(memoryMb), C(GPU), autoscaler annotations) are dropped.
+  - The cluster autoscaler's scale-from-zero annotations C(machine.openshift.io/vCPU), C(memoryMb) and C(GPU) are
+    set for the GPU instance type instead (see O(capacity_annotations)), never the source's C(GPU=0).
   - One source by name (O(source)), or every worker MachineSet (O(all_workers), one GPU MachineSet per zone), named
     by O(name) or O(name_pattern).
   - The MachineSets it creates carry the label C(app.kubernetes.io/managed-by=gpuops.cluster) and the annotation
@@ -153,6 +155,20 @@ options:
         source has C(Migrate) or nothing, and says so in RV(machinesets[].notes); C(onHostMaintenance=Migrate) given
         here is refused.
     type: dict
+  capacity_annotations:
+    description:
+      - Set the scale-from-zero annotations C(machine.openshift.io/vCPU), C(machine.openshift.io/memoryMb) and
+        C(machine.openshift.io/GPU) on each GPU MachineSet from the GPU instance type (the collection's catalog, or
+        the EC2 answer with O(validate_instance_type)), so that a cluster autoscaler scaling the set up from 0
+        replicas knows its machines bring GPUs.
+      - The AWS machine-api controller rewrites these annotations from the instance type on each reconcile; other
+        providers may not, and before the controller runs the set would otherwise look like a machine without GPU.
+      - On an existing GPU MachineSet the values are rewritten when the instance type changes and filled in when
+        missing; values the machine-api controller already set for an unchanged type are left alone.
+      - Not set for an instance type the catalog does not know (O(allow_unknown_instance_type)); RV(machinesets[].notes)
+        says so. Annotations given in O(annotations) win.
+    type: bool
+    default: true
   allow_unknown_instance_type:
     description:
       - Accept an instance type the catalog does not know without checking it has GPUs. A warning is issued.
@@ -177,7 +193,7 @@ options:
     description:
       - Wait until every GPU MachineSet has O(replicas) Machines in phase C(Running) whose Nodes are C(Ready); with
         O(state=absent) until their Machines are gone. Skipped in check mode.
-      - A Machine in phase C(Failed) ends the wait with its error message.
+      - A Machine in phase C(Failed) ends the wait with its C(errorReason) and C(errorMessage).
       - O(wait_timeout) defaults to 900 seconds here and must be at least 10 and at least O(wait_sleep).
     type: bool
     default: false
@@ -284,6 +300,13 @@ machinesets:
         - C(source) tells where it comes from (catalog, aws, gcp-attached, unchecked).
       type: dict
       sample: {"gpu_count": 1, "gpu_model": "Tesla-V100-SXM2-16GB", "gpu_memory_mib": 16384, "source": "catalog"}
+    scale_from_zero:
+      description:
+        - The scale-from-zero annotations (C(machine.openshift.io/vCPU), C(memoryMb), C(GPU)) the GPU MachineSet
+          carries (or would carry in check mode); empty when unknown.
+      type: dict
+      sample: {"machine.openshift.io/vCPU": "4", "machine.openshift.io/memoryMb": "16384",
+               "machine.openshift.io/GPU": "1"}
 namespace:
   description: Namespace of the MachineSets.
   returned: always
@@ -344,6 +367,7 @@ def argument_spec():
         labels=dict(type="dict"),
         annotations=dict(type="dict"),
         provider_spec=dict(type="dict"),
+        capacity_annotations=dict(type="bool", default=True),
         allow_unknown_instance_type=dict(type="bool", default=False),
         validate_instance_type=dict(type="bool", default=False),
         aws_profile=dict(type="str"),

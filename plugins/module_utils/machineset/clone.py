@@ -32,6 +32,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     merge_patch,
     name_of,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.capacity import (
+    CAPACITY_ANNOTATIONS,
+    kept_on_update,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model import (
     API_VERSION,
     KIND,
@@ -39,6 +43,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model im
     PROVIDERS,
     SOURCE_ANNOTATION,
     detect_provider,
+    provider_value,
 )
 
 SERVER_METADATA = (
@@ -161,18 +166,35 @@ def clone(source, name, plan, provider=None):
     )
 
 
+def _instance_type(machineset):
+    value = provider_value(machineset)
+    return tuple(value.get(info["field"]) for info in PROVIDERS.values())
+
+
 def update_patch(existing, desired):
     """The merge patch that brings ``existing`` to ``desired`` ({} when nothing differs).
 
     Fields the server or other controllers add (status, defaults, machine-api
     annotations, autoscaler annotations) are left alone; what this module owns
     is enforced: the node labels map and the taints list exactly, everything
-    else in ``desired`` by value.
+    else in ``desired`` by value, except the scale-from-zero annotations: they
+    are rewritten when the instance type changes and filled in when missing,
+    and otherwise left to the machine-api controller (``capacity``).
     """
+    annotations = dict(
+        (k, v) for k, v in (desired["metadata"].get("annotations") or {}).items() if k not in CAPACITY_ANNOTATIONS
+    )
+    annotations.update(
+        kept_on_update(
+            dig(existing, ("metadata", "annotations")),
+            desired["metadata"].get("annotations") or {},
+            _instance_type(existing) != _instance_type(desired),
+        )
+    )
     wanted = {
         "metadata": {
             "labels": desired["metadata"].get("labels") or {},
-            "annotations": desired["metadata"].get("annotations") or {},
+            "annotations": annotations,
         },
         "spec": copy.deepcopy(desired["spec"]),
     }

@@ -173,6 +173,7 @@ def validate_params(params):
         "validate": bool(params.get("validate_instance_type")),
         "aws_profile": params.get("aws_profile"),
         "aws_endpoint_url": params.get("aws_endpoint_url"),
+        "capacity_annotations": params.get("capacity_annotations") is not False,
         "wait": bool(params.get("wait")),
         "wait_timeout": timeout,
         "wait_sleep": sleep,

@@ -21,6 +21,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     Progress,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import diff_entry, dig, list_items, name_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.capacity import (
+    CAPACITY_ANNOTATIONS,
+    capacity_annotations,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.clone import clone, update_patch
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.ec2 import aws_validate
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model import (
@@ -81,6 +85,9 @@ def item(obj, source_name, action, gpu=None, notes=None):
         "changed": action in ("created", "updated", "deleted"),
         "gpu": gpu or {},
         "notes": notes or [],
+        "scale_from_zero": dict(
+            (k, v) for k, v in (dig(obj, ("metadata", "annotations")) or {}).items() if k in CAPACITY_ANNOTATIONS
+        ),
     }
 
 
@@ -123,8 +130,22 @@ def plan_present(plan, sources, existing_by_name):
         value = provider_value(want)
         notes = prepare_value(provider, value, plan)
         gpu = check_instance_type(provider, plan["instance_type"], value, plan["allow_unknown"], validated)
+        _set_capacity(want, provider, gpu, plan, notes)
         desired.append((source, want, gpu, notes))
     return desired
+
+
+def _set_capacity(want, provider, gpu, plan, notes):
+    """The scale-from-zero annotations of the GPU instance type on the clone (those the user gave win)."""
+    if not plan["capacity_annotations"]:
+        return
+    wanted, note = capacity_annotations(provider, plan["instance_type"], gpu)
+    if note:
+        notes.append(note)
+    annotations = want["metadata"].setdefault("annotations", {})
+    for key, value in wanted.items():
+        if key not in plan["annotations"]:
+            annotations[key] = value
 
 
 def _present(plan, sources, by_name, out):

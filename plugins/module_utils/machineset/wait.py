@@ -24,10 +24,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model im
 
 
 def _failure(machine):
-    return (
-        name_of(machine),
-        dig(machine, ("status", "errorMessage")) or dig(machine, ("status", "errorReason")) or "phase Failed",
-    )
+    """(Machine name, cause): errorReason and errorMessage as machine-api reports them."""
+    reason, message = dig(machine, ("status", "errorReason")), dig(machine, ("status", "errorMessage"))
+    if reason and message:
+        return name_of(machine), "{0}: {1}".format(reason, message)
+    return name_of(machine), message or reason or "phase Failed"
 
 
 def machines_status(want, machines, nodes_ready):

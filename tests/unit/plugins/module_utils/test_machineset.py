@@ -573,3 +573,10 @@ def test_machines_gone():
     assert wait.machines_gone({"g"}, [machine("x", "other")])[0] is True
     gone, msg = wait.machines_gone({"g"}, [machine("g1", "g")])
     assert not gone and "g1" in msg
+
+
+def test_failed_machine_names_error_reason_and_message():
+    m = machine("a2", "g-a", "Failed", error="error launching instance: Invalid value 'x9.big' for InstanceType")
+    m["status"]["errorReason"] = "InvalidConfiguration"
+    done, failed, msg = wait.machines_status({"g-a": 1}, [m], {})
+    assert failed == [("a2", "InvalidConfiguration: error launching instance: Invalid value 'x9.big' for InstanceType")]

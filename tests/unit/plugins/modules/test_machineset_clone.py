@@ -449,3 +449,19 @@ def test_wait_defaults(monkeypatch):
     result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge", wait=True)
     assert not failed, result
     assert seen == {"timeout": 900, "sleep": 5}
+
+
+def test_scale_from_zero_annotations_of_the_gpu_type(monkeypatch):
+    client = cluster()
+    result, failed = go(monkeypatch, client, check=True, source=SOURCE, instance_type="g4dn.12xlarge")
+    assert not failed and client.writes == []
+    want = {
+        "machine.openshift.io/vCPU": "48",
+        "machine.openshift.io/memoryMb": "196608",
+        "machine.openshift.io/GPU": "4",
+    }
+    assert result["machinesets"][0]["scale_from_zero"] == want
+    result, failed = go(monkeypatch, client, source=SOURCE, instance_type="g4dn.12xlarge")
+    assert not failed, result
+    created = [o for o in client.objects("MachineSet") if o["metadata"]["name"] == TARGET][0]
+    assert dict((k, created["metadata"]["annotations"][k]) for k in want) == want
