@@ -34,6 +34,9 @@ GPU_MS = "nfd-role-gpu"
 # Platform facts as preflight sets them, for the bad-input runs (saves the detection round trips).
 OPENSHIFT = {"openshift": True, "openshift_version": "4.16.0", "cloud": "AWS"}
 KUBERNETES = {"openshift": False, "cloud": "none"}
+# Runs after the first converge get the platform as site.yml hands it over (preflight ran before): fewer round trips.
+KNOWN_OS = dict(FAST, preflight_platform=OPENSHIFT)
+KNOWN_K8S = dict(FAST, preflight_platform=KUBERNETES)
 WORKER_CONF = """core:
   sleepInterval: 30s
 sources:
@@ -139,6 +142,26 @@ def test_openshift_bad_inputs_are_refused_before_any_write(cluster, role_vars, f
     assert writes == []
 
 
+def test_openshift_foreign_operator_group_is_refused_before_any_write(cluster):
+    """Two OperatorGroups in one namespace make OLM fail the CSV (TooManyOperatorGroups): refused up front."""
+    group = {
+        "apiVersion": "operators.coreos.com/v1",
+        "kind": "OperatorGroup",
+        "metadata": {"name": "someone-else"},
+        "spec": {},
+    }
+    custom(cluster).create_namespaced_custom_object("operators.coreos.com", "v1", NS, "operatorgroups", group)
+    try:
+        message, writes = refused(cluster, {}, OPENSHIFT)
+        assert message.startswith("nfd: nfd_namespace openshift-nfd already holds OperatorGroup someone-else;"), message
+        assert "TooManyOperatorGroups" in message
+        assert writes == []
+    finally:
+        custom(cluster).delete_namespaced_custom_object(
+            "operators.coreos.com", "v1", NS, "operatorgroups", "someone-else"
+        )
+
+
 def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task):
     # A PackageManifest that offers a channel the catalog cannot resolve (a stale package cache):
     # preflight accepts it, OLM answers ResolutionFailed, and the role stops naming the Subscription.
@@ -201,7 +224,7 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         # Re-run: nothing changes, nothing is written.
         mark = cluster.audit.mark()
         started = time.monotonic()
-        out = run_role(cluster, "nfd", dict(FAST, nfd_cr_overrides=overrides))
+        out = run_role(cluster, "nfd", dict(KNOWN_OS, nfd_cr_overrides=overrides))
         rerun_s = time.monotonic() - started
         assert_ok(out)
         assert changed_tasks(out) == []
@@ -213,7 +236,7 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         )
 
         # Absent (with the labels): CR first, then Subscription, CSV, OperatorGroup; the GPU node loses its labels.
-        out = run_role(cluster, "nfd", dict(FAST, nfd_state="absent", nfd_remove_labels=True))
+        out = run_role(cluster, "nfd", dict(KNOWN_OS, nfd_state="absent", nfd_remove_labels=True))
         assert_ok(out)
         assert get(cluster, "nfd.openshift.io", "v1", "nodefeaturediscoveries", "nfd-instance") is None
         assert get(cluster, *OLM, "subscriptions", "nfd") is None
@@ -225,7 +248,7 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         )
 
         mark = cluster.audit.mark()
-        out = run_role(cluster, "nfd", dict(FAST, nfd_state="absent", nfd_remove_labels=True))
+        out = run_role(cluster, "nfd", dict(KNOWN_OS, nfd_state="absent", nfd_remove_labels=True))
         assert_ok(out)
         assert changed_tasks(out) == []
         assert cluster.audit.writes_since(mark, include_dry_run=True) == []
@@ -233,7 +256,7 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         patch("packages.operators.coreos.com", "v1", "openshift-marketplace", "packagemanifests", "nfd",
               {"status": {"channels": channels}})  # fmt: skip
         if get(cluster, *OLM, "subscriptions", "nfd") is not None:
-            run_role(cluster, "nfd", dict(FAST, nfd_state="absent", nfd_remove_labels=True))
+            run_role(cluster, "nfd", dict(KNOWN_OS, nfd_state="absent", nfd_remove_labels=True))
         ansible_task(
             "gpuops.cluster.machineset_clone",
             {"state": "absent", "name": GPU_MS, "wait": True, "wait_sleep": 1, "wait_timeout": 120},
@@ -323,7 +346,7 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
 
     mark = k8s_cluster.audit.mark()
     started = time.monotonic()
-    out = run_role(k8s_cluster, "nfd", role_vars)
+    out = run_role(k8s_cluster, "nfd", dict(role_vars, preflight_platform=KUBERNETES))
     rerun_s = time.monotonic() - started
     assert_ok(out)
     assert changed_tasks(out) == []
@@ -334,7 +357,7 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
         )
     )
 
-    out = run_role(k8s_cluster, "nfd", dict(FAST, nfd_state="absent", nfd_remove_labels=True))
+    out = run_role(k8s_cluster, "nfd", dict(KNOWN_K8S, nfd_state="absent", nfd_remove_labels=True))
     assert_ok(out)
     check = run_playbook(
         k8s_cluster,
@@ -347,7 +370,7 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
     assert all(nfd_labelled(k8s_cluster, n) == {} for n in ("gpu-0", "gpu-1", "worker-0"))
 
     mark = k8s_cluster.audit.mark()
-    out = run_role(k8s_cluster, "nfd", dict(FAST, nfd_state="absent", nfd_remove_labels=True))
+    out = run_role(k8s_cluster, "nfd", dict(KNOWN_K8S, nfd_state="absent", nfd_remove_labels=True))
     assert_ok(out)
     assert changed_tasks(out) == []
     assert k8s_cluster.audit.writes_since(mark, include_dry_run=True) == []
