@@ -76,7 +76,7 @@ def items(cluster, group, version, plural, namespace=NS):
 def debug_messages(out):
     """The msg of every task result (and loop item) that did not fail."""
     found = []
-    for _, res in task_results(out):
+    for dummy, res in task_results(out):
         for one in [res] + list(res.get("results") or []):
             if "msg" in one and not one.get("failed"):
                 found.append(str(one["msg"]))
@@ -84,7 +84,7 @@ def debug_messages(out):
 
 
 def fact(out, name):
-    for _, res in task_results(out):
+    for dummy, res in task_results(out):
         if name in (res.get("ansible_facts") or {}):
             return res["ansible_facts"][name]
     raise AssertionError("{0} was never set".format(name))
@@ -366,7 +366,7 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
             for api, kind, ns, name in K8S_OBJECTS
         ] + [{"name": "read ns", "kubernetes.core.k8s_info": {"kind": "Namespace", "name": "node-feature-discovery"}}],
     )  # fmt: skip
-    assert [res["resources"] for _, res in task_results(check)] == [[]] * (len(K8S_OBJECTS) + 1)
+    assert [res["resources"] for dummy, res in task_results(check)] == [[]] * (len(K8S_OBJECTS) + 1)
     assert all(nfd_labelled(k8s_cluster, n) == {} for n in ("gpu-0", "gpu-1", "worker-0"))
 
     mark = k8s_cluster.audit.mark()
