@@ -195,8 +195,12 @@ def task_results(out):
 
 
 def failed_message(out):
-    """The message of the task that failed, or None when none did."""
-    for res in [r for name, r in task_results(out)]:
+    """The message of the task that failed and stopped the run, or None when none did.
+
+    That is the last failed result: a failure that is not ignored ends the play, and the JSON callback does not
+    mark ignored ones (a role may wait with ``ignore_errors`` and then fail with a message of its own).
+    """
+    for dummy, res in reversed(task_results(out)):
         if res.get("failed") and not res.get("ignore_errors"):
             return res.get("msg") or json.dumps(res)[:2000]
     return None
@@ -214,7 +218,11 @@ def extra_cluster(name, profile, **up_kwargs):
     """
     lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name))
     started = False
-    if not (lc.pid_of("kube-apiserver") and lc.read_state().get("profile") == profile):
+    state = lc.read_state()
+    same = state.get("profile") == profile and all(
+        state.get(key) == up_kwargs[key] for key in ("gpu_nodes", "gpu_node_mode") if key in up_kwargs
+    )
+    if not (lc.pid_of("kube-apiserver") and same):
         if lc.pid_of("kube-apiserver"):
             lc.down(quiet=True)
         lc.up(profile=profile, **up_kwargs)
@@ -224,6 +232,19 @@ def extra_cluster(name, profile, **up_kwargs):
     finally:
         if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
             lc.down()
+
+
+@pytest.fixture(scope="session")
+def k8s_cluster():
+    """A plain Kubernetes cluster (work directory .localcluster-k8s) with two bare GPU nodes.
+
+    gpu-0: g4dn.xlarge (Tesla-T4), Ubuntu 22.04, kernel 5.15.0-119-generic; gpu-1: g5.xlarge
+    (NVIDIA-A10G), Ubuntu 24.04, kernel 6.8.0-45-generic; no NFD label and no nvidia.com/gpu until
+    NFD and the NVIDIA stack run. Plus 3 control-plane nodes and 3 CPU workers. Shared by the session:
+    tests leave it as they found it.
+    """
+    with extra_cluster("k8s", "kubernetes", gpu_nodes=2, gpu_node_mode="bare") as c:
+        yield c
 
 
 @pytest.fixture

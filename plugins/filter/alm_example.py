@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Filters alm_example and alm_kinds: a custom resource from a CSV's alm-examples, chosen by kind."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.olm import AlmExampleError, example_kinds
+from ansible_collections.gpuops.cluster.plugins.module_utils.olm import alm_example as _alm_example
+
+
+def alm_example(alm_examples, kind, overrides=None, namespace=None, api_group=None):
+    try:
+        return _alm_example(alm_examples, kind, overrides=overrides, namespace=namespace, api_group=api_group)
+    except AlmExampleError as exc:
+        raise AnsibleFilterError("alm_example: {0}".format(exc))
+
+
+def alm_kinds(alm_examples):
+    try:
+        return example_kinds(alm_examples)
+    except AlmExampleError as exc:
+        raise AnsibleFilterError("alm_kinds: {0}".format(exc))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"alm_example": alm_example, "alm_kinds": alm_kinds}
