@@ -6,6 +6,24 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+from datetime import datetime, timezone
+
+from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+try:
+    from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.x509.oid import NameOID
+
+    HAS_CRYPTOGRAPHY = True
+    CRYPTOGRAPHY_ERROR = None
+except ImportError as exc:  # pragma: no cover - cryptography is a dependency of ansible-core
+    HAS_CRYPTOGRAPHY = False
+    CRYPTOGRAPHY_ERROR = exc
+
 DOCUMENTATION = r"""
 name: pem_info
 short_description: What a PEM bundle holds (certificates, private keys, expiry), never the PEM itself
@@ -75,24 +93,6 @@ _value:
       description: True when a private key belongs to a certificate of the bundle (same public key).
       type: bool
 """
-
-import re
-from datetime import datetime, timezone
-
-from ansible.errors import AnsibleFilterError
-from ansible.module_utils.common.text.converters import to_bytes, to_text
-
-try:
-    from cryptography import x509
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.x509.oid import NameOID
-
-    HAS_CRYPTOGRAPHY = True
-    CRYPTOGRAPHY_ERROR = None
-except ImportError as exc:  # pragma: no cover - cryptography is a dependency of ansible-core
-    HAS_CRYPTOGRAPHY = False
-    CRYPTOGRAPHY_ERROR = exc
 
 BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
 KEY_TYPES = ("PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY")
