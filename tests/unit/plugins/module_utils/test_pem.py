@@ -9,16 +9,19 @@ __metaclass__ = type
 
 import base64
 import datetime
+import os
+import subprocess
+import sys
 
 import pytest
-from ansible.errors import AnsibleFilterError
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.gpuops.cluster.plugins.filter.pem_info import FilterModule, pem_info
+from ansible_collections.gpuops.cluster.plugins.module_utils.pem import PemError, pem_info
 
+BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), *([os.pardir] * 4), ".build")
 NOW = datetime.datetime(2026, 6, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 NOW_TEXT = "2026-06-01T12:00:00Z"
 
@@ -158,7 +161,7 @@ def test_entitlement_data_blocks_are_accepted(key):
 
 
 def test_bad_now(key):
-    with pytest.raises(AnsibleFilterError, match="now must be"):
+    with pytest.raises(PemError, match="now must be"):
         pem_info(bundle(key), now="yesterday")
 
 
@@ -167,5 +170,34 @@ def test_default_now_is_the_current_time(key):
     assert info["days_left"] in (29, 30) and not info["expired"]
 
 
-def test_filter_is_registered():
-    assert FilterModule().filters()["pem_info"] is pem_info
+def test_the_filter_plugin_wraps_it(tmp_path):
+    """Through ansible's own templating, in a child process: controller imports stay out of this one."""
+    pem = tmp_path / "bundle.pem"
+    key = make_key()
+    pem.write_text(bundle(key))
+    play = tmp_path / "play.yml"
+    play.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.debug:\n"
+        "        msg: \"{{ lookup('ansible.builtin.file', '%s') | gpuops.cluster.pem_info(now='%s') | to_json }}\"\n"
+        "    - ansible.builtin.debug:\n        msg: \"{{ 'x' | gpuops.cluster.pem_info(now='never') }}\"\n"
+        % (pem, NOW_TEXT)
+    )
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=BUILD, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
+    proc = subprocess.run(
+        [
+            os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+            "-i",
+            "localhost,",
+            "-c",
+            "local",
+            str(play),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=False,
+    )
+    out = proc.stdout.decode()
+    assert '\\"certificates\\": 1' in out and '\\"days_left\\": 364' in out, out
+    assert "now must be an ISO 8601 time" in out and proc.returncode != 0, out
