@@ -17,6 +17,8 @@ __metaclass__ = type
 import re
 
 REPO_LINE = "%-58s %8s | %6s     00:0%d"
+# Packages of the RHEL BaseOS/AppStream repositories a driver build installs (besides kernel-*).
+RHEL_PACKAGES = ("elfutils-libelf-devel", "gcc", "make", "kmod", "binutils")
 
 
 def search_term(pod):
@@ -60,7 +62,7 @@ def dnf_output(term, kernel, entitled):
     """(exit code, log text) of ``dnf search <term> --showduplicates`` on a node with/without entitlement."""
     major = rhel_major(kernel)
     lines = _repos(major, entitled)
-    if not entitled:
+    if not entitled or not (term.startswith("kernel") or term in RHEL_PACKAGES):
         return 1, "\n".join(lines + ["No matches found."]) + "\n"
     lines.append(("=" * 25) + " Name Exactly Matched: %s " % term + ("=" * 25))
     release = kernel if kernel and re.match(r"^\d+\.\d+\.\d+-", kernel) else "5.14.0-427.22.1.el9_4.x86_64"

@@ -84,3 +84,8 @@ def test_unentitled_output_is_dnfs_error():
     code, log = entitlement.dnf_output("kernel-devel", KERNEL, False)
     assert code == 1 and "This system is not registered with an entitlement server" in log
     assert log.rstrip().endswith("No matches found.") and "Enterprise Linux 9 for" not in log
+
+
+def test_an_unknown_package_is_not_found_even_when_entitled():
+    code, log = entitlement.dnf_output("no-such-package", KERNEL, True)
+    assert code == 1 and log.rstrip().endswith("No matches found.") and "Enterprise Linux 9 for" in log
