@@ -258,15 +258,12 @@ def node_entitlement(node, get_config):
     """(entitled, why not) of a node as CRI-O would mount /etc/pki/entitlement into its containers.
 
     Entitled when the node's current config holds /etc/pki/entitlement/entitlement.pem
-    with a certificate and a private key in it (the MachineConfigs give the same
-    PEM to entitlement.pem and entitlement-key.pem).
+    (the simulation does not judge the certificate: the role checks it before writing).
     """
     pem = node_file(node, get_config, ENTITLEMENT_PEM)
     if pem is None:
         current = annotations_of(node).get(ANN_CURRENT) or "no rendered config"
         return False, "%s is not in %s (the config node %s runs)" % (ENTITLEMENT_PEM, current, name_of(node))
-    if b"-----BEGIN CERTIFICATE-----" not in pem or b"PRIVATE KEY-----" not in pem:
-        return False, "%s on node %s holds no certificate and key" % (ENTITLEMENT_PEM, name_of(node))
     return True, ""
 
 
