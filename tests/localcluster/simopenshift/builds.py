@@ -404,7 +404,9 @@ class BuildController(Controller):
             "spec": {
                 "serviceAccountName": spec.get("serviceAccount") or "builder",
                 "restartPolicy": "Never",
-                "nodeSelector": spec.get("nodeSelector") or None,
+                # OpenShift's masters are NoSchedule, so build pods land on workers; the
+                # simulated masters carry no taint, hence the default selector.
+                "nodeSelector": spec.get("nodeSelector") or {"node-role.kubernetes.io/worker": ""},
                 "containers": [
                     {
                         "name": "docker-build",
