@@ -95,6 +95,12 @@ options:
     description:
       - After the writes, wait until every DaemonSet, Deployment and StatefulSet of the list is ready, every Job
         has completed and every Pod is ready, all at the same time, up to O(wait_timeout).
+      - MachineConfigs of the list (C(machineconfiguration.openshift.io)) are waited for on every
+        MachineConfigPool whose C(machineConfigSelector) selects them, until the pool is C(Updated) on a rendered
+        configuration that holds them with their files as given (with O(state=absent), that holds none of them
+        any more); C(progress) gets lines such as C(MachineConfigPool worker: 2/5 updated, 1 updating, 4 ready).
+        A pool with C(Degraded), C(NodeDegraded) or C(RenderDegraded) True fails the task at once with its reason
+        and message.
       - Deletions (O(state=absent), O(prune)) are always waited for.
     type: bool
     default: false

@@ -178,7 +178,10 @@ def validate_params(params):
         "base_image": check_image(params.get("base_image"), "base_image"),
         "driver_toolkit_namespace": check_dns_label(text("driver_toolkit_namespace"), "driver_toolkit_namespace"),
         "driver_toolkit_imagestream": check_dns_label(text("driver_toolkit_imagestream"), "driver_toolkit_imagestream"),
-        "entitlement_secret": check_dns_subdomain(text("entitlement_secret"), "entitlement_secret"),
+        # Empty: no secret, the build relies on the cluster-wide entitlement of its node.
+        "entitlement_secret": (
+            check_dns_subdomain(text("entitlement_secret"), "entitlement_secret") if text("entitlement_secret") else ""
+        ),
         "dockerfile": params.get("dockerfile"),
         "git_uri": params.get("git_uri"),
         "git_ref": params.get("git_ref"),

@@ -152,7 +152,7 @@ def check_build_prerequisites(cfg, client, svc, kernels, strategy):
         return
     if strategy == "driver-toolkit":
         check_driver_toolkit(cfg, client, svc, kernels)
-    if strategy == "entitlement":
+    if strategy == "entitlement" and cfg["entitlement_secret"]:
         check_entitlement_secret(cfg, client, svc)
 
 

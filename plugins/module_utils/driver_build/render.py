@@ -176,7 +176,7 @@ def render_buildconfig(cfg, kernel, info, strategy):
             source["contextDir"] = cfg["context_dir"]
     else:
         source = {"type": "Dockerfile", "dockerfile": inputs["source"]["dockerfile"]}
-    if strategy == "entitlement":
+    if strategy == "entitlement" and cfg["entitlement_secret"]:
         source["secrets"] = [{"secret": {"name": cfg["entitlement_secret"]}, "destinationDir": "etc-pki-entitlement"}]
     return {
         "apiVersion": "build.openshift.io/v1",

@@ -9,7 +9,7 @@ Order of a present run:
 3. server-side dry run of every write that can be checked now,
 4. Namespaces and CRDs (waiting for CRDs to be Established), then dry runs of
    the objects that live in them, then every other write in the given order,
-5. prune, then wait for readiness.
+5. prune, then wait for readiness (workloads, and MachineConfigs rolled out on their pools).
 Check mode stops after 2.
 """
 
@@ -27,6 +27,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.manifests im
     build_items,
     foundation_first,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.pools import wait_pools
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.prune import stale_items
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.readiness import wait_all
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.resolve import (
@@ -144,9 +145,12 @@ def run(module, client, svc):
             remove(client, stale, timeout, sleep, progress)
             if params["wait"]:
                 wait_all(client, items, timeout, sleep, progress)
+                wait_pools(client, items, timeout, sleep, progress, present=True)
         else:
             doomed = [i for i in reversed(items) if i.action == "deleted"]
             remove(client, doomed, timeout, sleep, progress)
+            if params["wait"]:
+                wait_pools(client, items, timeout, sleep, progress, present=False)
     result["progress"] = progress.events
     result["duration"] = round(time.monotonic() - started, 2)
     return result

@@ -32,6 +32,13 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
    OnFailure) with the CUDA/nvidia-smi error otherwise; long-running GPU pods
    run or crash-loop likewise.
 
+The entitlement test pod (``app.kubernetes.io/component: entitlement-test``,
+e.g. ``dnf search kernel-devel`` in a UBI image) succeeds with dnf's listing
+when the node's current rendered config (annotation currentConfig) holds
+/etc/pki/entitlement/entitlement.pem, as CRI-O would mount it, and fails
+(exit 1, "This system is not registered with an entitlement server ...",
+"No matches found.") otherwise.
+
 Logs are served through pods/log (podsim.LogStore) and, for terminated
 containers, in the termination message. A node that is NotReady (broken, or
 rebooting during a MachineConfig update) freezes: its pods keep their last
@@ -44,7 +51,7 @@ __metaclass__ = type
 
 import time
 
-from simopenshift import apis, catalog, gpustack, mig, podsim
+from simopenshift import apis, catalog, entitlement, gpustack, mco, mig, podsim
 from simopenshift.kube import (
     CONFIGMAPS,
     NODES,
@@ -84,6 +91,7 @@ class NodeAgent(Controller):
         if self.openshift:
             self.streams = self.informer(apis.IMAGESTREAMS)
             self.builds = self.informer(apis.BUILDS)
+            self.machineconfigs = self.informer(apis.MACHINECONFIGS)
         self.logs = podsim.LogStore(self.client, self.manager.workdir)
         self.clocks = {}
         self.gfd_stamp = {}
@@ -216,6 +224,9 @@ class NodeAgent(Controller):
         for pod in sorted(pods, key=lambda p: meta(p).get("creationTimestamp") or ""):
             by.setdefault(gpustack.component(pod), []).append(pod)
 
+        for pod in by.pop(catalog.ENTITLEMENT_TEST, []):
+            self._entitlement_test(node, pod, kernel, boot, now, wake)
+
         # 1. driver
         driver_ready = bool(host_driver) and has_gpu
         driver_version = host_driver or catalog.DEFAULT_DRIVER_VERSION
@@ -327,6 +338,51 @@ class NodeAgent(Controller):
                 node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version, boot, now, wake
             )
         return min(wake) if wake else None
+
+    def _entitlement_test(self, node, pod, kernel, boot, now, wake):
+        """``dnf search kernel-devel`` in a UBI container: answered from the node's current rendered config."""
+        clock = self.clock(pod, boot, now)
+        if clock.final:
+            return
+        age = now - clock.started
+        if age < self.timing(0.5):
+            self.apply(node, pod, self.all_states(pod, podsim.waiting("ContainerCreating")), clock=clock)
+            wake.append(self.timing(0.5) - age)
+            return
+        if age < self.timing(1.5):
+            self.apply(
+                node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), clock=clock
+            )
+            wake.append(self.timing(1.5) - age)
+            return
+        if self.openshift:
+            entitled, why = mco.node_entitlement(node, self.machineconfigs.get)
+        else:
+            entitled, why = False, "no Machine Config Operator: nothing puts /etc/pki/entitlement on the node"
+        exit_code, log = entitlement.dnf_output(entitlement.search_term(pod), kernel, entitled)
+        restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
+        if exit_code and restart_policy != "Never":
+            restarts = clock.restarts + max(int(age // self.timing()), 1)
+            state = podsim.waiting(
+                "CrashLoopBackOff",
+                "back-off restarting failed container",
+                restarts=restarts,
+                last_exit_code=1,
+                last_finished=now,
+            )
+            self.apply(node, pod, self.all_states(pod, state), log, clock)
+            wake.append(self.timing())
+            return
+        state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
+        self.apply(node, pod, self.all_states(pod, state), log, clock)
+        self.log.info(
+            "entitlement test pod %s/%s on %s: %s%s",
+            namespace_of(pod),
+            name_of(pod),
+            name_of(node),
+            "entitled" if entitled else "not entitled",
+            "" if entitled else " (%s)" % why,
+        )
 
     def _dependent(self, node, pods, dependency_ready, boot, now, wake, log):
         """Pods that start once a dependency is ready (init-container gated in the real operator)."""

@@ -25,8 +25,9 @@ Build lifecycle, as the build controller drives it:
   fails (reason ``DockerBuildFailed``, ``logSnippet`` = log tail) when its
   base is the driver-toolkit image of another kernel, or when it is not based
   on the driver-toolkit and no entitlement is available (neither the
-  cluster-wide entitlement MachineConfig rolled out on the worker pool nor an
-  existing secret mounted at /etc/pki/entitlement): ``dnf`` cannot install
+  cluster-wide entitlement MachineConfig in the current config of the build
+  pod's node, i.e. rolled out there, nor an existing secret mounted at
+  /etc/pki/entitlement): ``dnf`` cannot install
   ``kernel-devel`` then. Complete sets ``completionTimestamp``, ``duration``
   (nanoseconds), ``output.to.imageDigest`` and pushes a new item to the output
   ImageStream's ``status.tags``. The build log is the build pod's log
@@ -263,6 +264,13 @@ class BuildController(Controller):
                 and self.client.get(SECRETS, name, namespace_of(build)) is not None
             ):
                 return True
+        # CRI-O mounts the host's /etc/pki/entitlement into the build container:
+        # what counts is the config the build pod's node runs now, not a
+        # MachineConfig that exists but has not been rolled out there.
+        pod = self.pods.get(self._pod_name(build), namespace_of(build))
+        node = self.manager.informer(NODES).get(((pod or {}).get("spec") or {}).get("nodeName"))
+        if node is not None:
+            return mco.node_entitlement(node, self.mcs.get)[0]
         pool = self.pools.get("worker")
         rendered = ((pool or {}).get("status") or {}).get("configuration", {}).get("name")
         return bool(rendered and mco.file_in_config(self.mcs.get(rendered), ENTITLEMENT_PEM))
@@ -396,7 +404,9 @@ class BuildController(Controller):
             "spec": {
                 "serviceAccountName": spec.get("serviceAccount") or "builder",
                 "restartPolicy": "Never",
-                "nodeSelector": spec.get("nodeSelector") or None,
+                # OpenShift's masters are NoSchedule, so build pods land on workers; the
+                # simulated masters carry no taint, hence the default selector.
+                "nodeSelector": spec.get("nodeSelector") or {"node-role.kubernetes.io/worker": ""},
                 "containers": [
                     {
                         "name": "docker-build",

@@ -50,6 +50,11 @@ COMPONENTS = (
     "dcgm-exporter",
     "gpu-validation",
 )
+# The entitlement test pod (dnf search in a UBI container): the agent judges it
+# from the node's rendered config. Not a GPU component.
+ENTITLEMENT_TEST = "entitlement-test"
+# Every app.kubernetes.io/component the agent plays kubelet for (kwok/stages.yaml skips them).
+AGENT_COMPONENTS = COMPONENTS + (ENTITLEMENT_TEST,)
 GPU_RESOURCE = "nvidia.com/gpu"
 
 INTERNAL_REGISTRY = "image-registry.openshift-image-registry.svc:5000"

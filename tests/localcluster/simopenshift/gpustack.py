@@ -103,7 +103,7 @@ def requests_gpu_resource(pod):
 
 def agent_owned(pod):
     """Pods the agent plays kubelet for; kwok's stages skip exactly these (kwok/stages.yaml)."""
-    return component(pod) in catalog.COMPONENTS or requests_gpu_resource(pod)
+    return component(pod) in catalog.AGENT_COMPONENTS or requests_gpu_resource(pod)
 
 
 def looks_like_kernel(text):

@@ -233,6 +233,40 @@ def file_in_config(rendered, path):
     return None
 
 
+ENTITLEMENT_PEM = "/etc/pki/entitlement/entitlement.pem"
+ENTITLEMENT_KEY = "/etc/pki/entitlement/entitlement-key.pem"
+
+
+def node_file(node, get_config, path):
+    """Decoded content of ``path`` in the config the node runs now (currentConfig), or None.
+
+    This is what the node has on disk: a MachineConfig that is created but not
+    rolled out to this node yet (or whose reboot is still in progress) is not
+    there. ``get_config(name)`` returns a MachineConfig (an informer's get).
+    """
+    current = annotations_of(node).get(ANN_CURRENT)
+    entry = file_in_config(get_config(current), path) if current else None
+    if entry is None:
+        return None
+    try:
+        return decode_source((entry.get("contents") or {}).get("source") or "data:,")
+    except InvalidConfig:
+        return None
+
+
+def node_entitlement(node, get_config):
+    """(entitled, why not) of a node as CRI-O would mount /etc/pki/entitlement into its containers.
+
+    Entitled when the node's current config holds /etc/pki/entitlement/entitlement.pem
+    (the simulation does not judge the certificate: the role checks it before writing).
+    """
+    pem = node_file(node, get_config, ENTITLEMENT_PEM)
+    if pem is None:
+        current = annotations_of(node).get(ANN_CURRENT) or "no rendered config"
+        return False, "%s is not in %s (the config node %s runs)" % (ENTITLEMENT_PEM, current, name_of(node))
+    return True, ""
+
+
 class RenderController(Controller):
     """Pool rendering plus the node-rollout side of the MCO's node controller."""
 

@@ -74,6 +74,14 @@ def test_render_buildconfig_entitlement_and_git_and_base_image():
     assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {"kind": "DockerImage", "name": "quay.io/acme/dtk:4.16"}
 
 
+def test_entitlement_without_secret_relies_on_the_cluster_wide_entitlement():
+    cfg = params_.validate_params(params(strategy="entitlement", entitlement_secret=""))
+    assert cfg["entitlement_secret"] == ""
+    bc = render.render_buildconfig(cfg, K416, info416(), "entitlement")
+    assert "secrets" not in bc["spec"]["source"]
+    assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "registry.access.redhat.com/ubi9/ubi:latest"
+
+
 def test_hash_changes_with_every_input():
     cfg = params_.validate_params(params())
     base = render.render_buildconfig(cfg, K416, info416(), "driver-toolkit")["metadata"]["annotations"][render.HASH_KEY]
