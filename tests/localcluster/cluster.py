@@ -8,7 +8,7 @@ processes on loopback ports; kwok simulates the nodes and the pod lifecycle.
 Everything lives in one work directory (default ``.localcluster/``):
 kubeconfig, PKI, tokens, the apiserver audit log, process logs and PID files.
 
-    cluster.py up [--profile kubernetes|openshift] [--gpu-nodes N]
+    cluster.py up [--profile kubernetes|openshift] [--gpu-nodes N] [--openshift-version 4.16|4.19]
     cluster.py down
     cluster.py status
     cluster.py restart-apiserver
@@ -375,24 +375,23 @@ class LocalCluster(object):
             yaml.safe_dump_all(stages, f, sort_keys=False)
         return path
 
-    def start_sim(self, profile):
+    def start_sim(self, profile, openshift_version=None):
         env = os.environ.copy()
         env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
-        self.spawn(
-            "sim-controllers",
-            [
-                sys.executable,
-                "-m",
-                "simopenshift.controllers",
-                "--kubeconfig",
-                os.path.join(self.workdir, "sim.kubeconfig"),
-                "--profile",
-                profile,
-                "--workdir",
-                self.workdir,
-            ],
-            env=env,
-        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "simopenshift.controllers",
+            "--kubeconfig",
+            os.path.join(self.workdir, "sim.kubeconfig"),
+            "--profile",
+            profile,
+            "--workdir",
+            self.workdir,
+        ]
+        if openshift_version:
+            cmd += ["--openshift-version", openshift_version]
+        self.spawn("sim-controllers", cmd, env=env)
 
     # ------------------------------------------------------------------ nodes
     def api_client(self, who="admin"):
@@ -469,7 +468,10 @@ class LocalCluster(object):
         raise RuntimeError("default ServiceAccount not created (kube-controller-manager not working?)")
 
     # ------------------------------------------------------------- lifecycle
-    def up(self, profile="kubernetes", workers=3, gpu_nodes=0, gpu_capacity=1, bins=None):
+    def up(self, profile="kubernetes", workers=3, gpu_nodes=0, gpu_capacity=1, bins=None, openshift_version="4.16"):
+        """Start the cluster; ``openshift_version`` (openshift profile) is the simulated release: 4.16 (RHCOS
+        os-release ID=rhcos) or 4.19 (ID=rhel, VERSION_ID 9.6), any release of data/rhcos-builds.csv with a
+        cluster_version."""
         t0 = time.time()
         if self.pid_of("kube-apiserver") and self.api_ready():
             log("already running (kubeconfig {0})".format(self.kubeconfig))
@@ -499,8 +501,8 @@ class LocalCluster(object):
             sys.path.insert(0, HERE)
             from simopenshift import install
 
-            install.install(self.api_client())
-            self.start_sim(profile)
+            install.install(self.api_client(), openshift_version=openshift_version)
+            self.start_sim(profile, openshift_version)
         else:
             # kwok leaves NVIDIA component pods and pods asking for nvidia.com/gpu
             # to the GPU node agent (kubelet + NVIDIA stack stand-in), so it runs
@@ -512,6 +514,7 @@ class LocalCluster(object):
             wait_for_seeded(self)
         state = {
             "profile": profile,
+            "openshift_version": openshift_version if profile == "openshift" else None,
             "kubeconfig": self.kubeconfig,
             "server": self.server,
             "bins": bins,
@@ -654,13 +657,18 @@ def main(argv=None):
         help="simulated GPU nodes advertising nvidia.com/gpu (kubernetes profile)",
     )
     p.add_argument("--gpus-per-node", type=int, default=1)
+    p.add_argument(
+        "--openshift-version",
+        default=os.environ.get("OPENSHIFT_VERSION", "4.16") or "4.16",
+        help="simulated OpenShift release (openshift profile): 4.16 (RHCOS, ID=rhcos) or 4.19 (ID=rhel, VERSION_ID 9.6)",
+    )
     a = p.parse_args(argv)
     c = LocalCluster(a.workdir, a.port_offset if a.command == "up" else None)
     try:
         if a.command == "build":
             print(find_binaries())
         elif a.command == "up":
-            state = c.up(a.profile, a.workers, a.gpu_nodes, a.gpus_per_node)
+            state = c.up(a.profile, a.workers, a.gpu_nodes, a.gpus_per_node, openshift_version=a.openshift_version)
             print(json.dumps(state, indent=2))
         elif a.command == "down":
             c.down()
