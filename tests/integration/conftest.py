@@ -214,7 +214,11 @@ def extra_cluster(name, profile, **up_kwargs):
     """
     lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name))
     started = False
-    if not (lc.pid_of("kube-apiserver") and lc.read_state().get("profile") == profile):
+    state = lc.read_state()
+    same_release = (
+        "openshift_version" not in up_kwargs or state.get("openshift_version") == up_kwargs["openshift_version"]
+    )
+    if not (lc.pid_of("kube-apiserver") and state.get("profile") == profile and same_release):
         if lc.pid_of("kube-apiserver"):
             lc.down(quiet=True)
         lc.up(profile=profile, **up_kwargs)
@@ -224,6 +228,13 @@ def extra_cluster(name, profile, **up_kwargs):
     finally:
         if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
             lc.down()
+
+
+@pytest.fixture(scope="module")
+def ocp419_cluster():
+    """A simulated OpenShift 4.19 cluster (RHCOS reports ID=rhel, VERSION_ID 9.6) for one test module."""
+    with extra_cluster("ocp419", "openshift", openshift_version="4.19") as c:
+        yield c
 
 
 @pytest.fixture
