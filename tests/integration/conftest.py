@@ -215,10 +215,12 @@ def extra_cluster(name, profile, **up_kwargs):
     lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name))
     started = False
     state = lc.read_state()
-    same_release = (
-        "openshift_version" not in up_kwargs or state.get("openshift_version") == up_kwargs["openshift_version"]
+    same = (
+        state.get("profile") == profile
+        and all(state.get(key) == up_kwargs[key] for key in ("gpu_nodes", "gpu_node_mode") if key in up_kwargs)
+        and ("openshift_version" not in up_kwargs or state.get("openshift_version") == up_kwargs["openshift_version"])
     )
-    if not (lc.pid_of("kube-apiserver") and state.get("profile") == profile and same_release):
+    if not (lc.pid_of("kube-apiserver") and same):
         if lc.pid_of("kube-apiserver"):
             lc.down(quiet=True)
         lc.up(profile=profile, **up_kwargs)
@@ -228,6 +230,19 @@ def extra_cluster(name, profile, **up_kwargs):
     finally:
         if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
             lc.down()
+
+
+@pytest.fixture(scope="session")
+def k8s_cluster():
+    """A plain Kubernetes cluster (work directory .localcluster-k8s) with two bare GPU nodes.
+
+    gpu-0: g4dn.xlarge (Tesla-T4), Ubuntu 22.04, kernel 5.15.0-119-generic; gpu-1: g5.xlarge
+    (NVIDIA-A10G), Ubuntu 24.04, kernel 6.8.0-45-generic; no NFD label and no nvidia.com/gpu until
+    NFD and the NVIDIA stack run. Plus 3 control-plane nodes and 3 CPU workers. Shared by the session:
+    tests leave it as they found it.
+    """
+    with extra_cluster("k8s", "kubernetes", gpu_nodes=2, gpu_node_mode="bare") as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ processes on loopback ports; kwok simulates the nodes and the pod lifecycle.
 Everything lives in one work directory (default ``.localcluster/``):
 kubeconfig, PKI, tokens, the apiserver audit log, process logs and PID files.
 
-    cluster.py up [--profile kubernetes|openshift] [--gpu-nodes N] [--openshift-version 4.16|4.19]
+    cluster.py up [--profile kubernetes|openshift] [--gpu-nodes N] [--gpu-node-mode bare|ready]
+                  [--openshift-version 4.16|4.19]
     cluster.py down
     cluster.py status
     cluster.py restart-apiserver
@@ -56,6 +57,24 @@ TOKENS = {
     # Authenticated but without any role: for 403 tests.
     "nobody": ("gpuops-nobody-token", "nobody", ""),
 }
+
+# Plain Kubernetes GPU nodes (``--gpu-node-mode``): ``bare`` = GPU hardware, kernel and OS
+# only, NFD and the NVIDIA stack still to run (what a real cluster starts with); ``ready``
+# = advertising nvidia.com/gpu and the NFD GPU label from the start (module benchmarks).
+GPU_NODE_MODES = ("bare", "ready")
+DEFAULT_GPU_NODE_MODE = "bare"
+# Bare GPU nodes cycle through these AWS instance types (data/instance-types.csv:
+# g4dn.xlarge = 1 x Tesla-T4, g5.xlarge = 1 x NVIDIA-A10G) and, independently, these
+# Ubuntu releases with their GA kernels (osImage = os-release PRETTY_NAME, as kubelet reports it).
+BARE_GPU_INSTANCE_TYPES = ("g4dn.xlarge", "g5.xlarge")
+BARE_GPU_OS = (
+    ("Ubuntu 22.04.4 LTS", "5.15.0-119-generic"),
+    ("Ubuntu 24.04.1 LTS", "6.8.0-45-generic"),
+)
+BARE_GPU_REGION = "us-east-2"
+BARE_GPU_ZONES = ("us-east-2a", "us-east-2b", "us-east-2c")
+KUBELET_VERSION = "v1.34.10"  # versions.env KUBERNETES_VERSION
+CONTAINERD_VERSION = "containerd://1.7.27"
 
 ORDER = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "sim-controllers"]
 
@@ -405,29 +424,15 @@ class LocalCluster(object):
         cfg.connection_pool_maxsize = 32
         return client.ApiClient(cfg)
 
-    def create_nodes(self, profile, workers, gpu_nodes, gpu_capacity):
+    def create_nodes(self, profile, workers, gpu_nodes, gpu_capacity, gpu_node_mode=DEFAULT_GPU_NODE_MODE):
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
         api = client.CoreV1Api(self.api_client())
-        nodes = []
         if profile == "openshift":
             # The simulated machine-api seeds masters and workers with their Machines.
             return []
-        for i in range(3):
-            name = "control-plane-{0}".format(i)
-            labels = {"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/master": ""}
-            taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
-            nodes.append(fake_node(name, labels, taints, cpu="8", memory="32Gi"))
-        if profile == "kubernetes":
-            for i in range(workers):
-                nodes.append(
-                    fake_node(
-                        "worker-{0}".format(i), {"node-role.kubernetes.io/worker": ""}, [], cpu="16", memory="64Gi"
-                    )
-                )
-            for i in range(gpu_nodes):
-                nodes.append(gpu_node("gpu-{0}".format(i), gpu_capacity))
+        nodes = kubernetes_nodes(workers, gpu_nodes, gpu_capacity, gpu_node_mode)
         for body in nodes:
             try:
                 api.create_node(body)
@@ -468,10 +473,24 @@ class LocalCluster(object):
         raise RuntimeError("default ServiceAccount not created (kube-controller-manager not working?)")
 
     # ------------------------------------------------------------- lifecycle
-    def up(self, profile="kubernetes", workers=3, gpu_nodes=0, gpu_capacity=1, bins=None, openshift_version="4.16"):
-        """Start the cluster; ``openshift_version`` (openshift profile) is the simulated release: 4.16 (RHCOS
-        os-release ID=rhcos) or 4.19 (ID=rhel, VERSION_ID 9.6), any release of data/rhcos-builds.csv with a
+    def up(
+        self,
+        profile="kubernetes",
+        workers=3,
+        gpu_nodes=0,
+        gpu_capacity=1,
+        bins=None,
+        gpu_node_mode=DEFAULT_GPU_NODE_MODE,
+        openshift_version="4.16",
+    ):
+        """Start the cluster. ``gpu_node_mode`` (kubernetes profile): ``bare`` GPU nodes
+        (hardware, kernel and OS only; NFD and the NVIDIA stack still to run) or
+        ``ready`` ones (advertising ``nvidia.com/gpu`` and the NFD GPU label from the start).
+        ``openshift_version`` (openshift profile) is the simulated release: 4.16 (RHCOS os-release
+        ID=rhcos) or 4.19 (ID=rhel, VERSION_ID 9.6), any release of data/rhcos-builds.csv with a
         cluster_version."""
+        if gpu_node_mode not in GPU_NODE_MODES:
+            raise ValueError("gpu_node_mode must be one of {0}, not {1!r}".format(GPU_NODE_MODES, gpu_node_mode))
         t0 = time.time()
         if self.pid_of("kube-apiserver") and self.api_ready():
             log("already running (kubeconfig {0})".format(self.kubeconfig))
@@ -496,7 +515,7 @@ class LocalCluster(object):
         log("kube-apiserver ready in {0:.1f}s".format(time.time() - t_bins))
         self.start_controllers(bins)
         self.start_kwok(bins)
-        names = self.create_nodes(profile, workers, gpu_nodes, gpu_capacity)
+        names = self.create_nodes(profile, workers, gpu_nodes, gpu_capacity, gpu_node_mode)
         if profile == "openshift":
             sys.path.insert(0, HERE)
             from simopenshift import install
@@ -515,6 +534,8 @@ class LocalCluster(object):
         state = {
             "profile": profile,
             "openshift_version": openshift_version if profile == "openshift" else None,
+            "gpu_nodes": gpu_nodes if profile == "kubernetes" else 0,
+            "gpu_node_mode": gpu_node_mode,
             "kubeconfig": self.kubeconfig,
             "server": self.server,
             "bins": bins,
@@ -590,7 +611,11 @@ def fake_node(name, labels, taints, cpu, memory, extra=None):
 
 
 def gpu_node(name, gpus):
-    """A node that already advertises nvidia.com/gpu (plain Kubernetes profile)."""
+    """A node that already advertises nvidia.com/gpu (``--gpu-node-mode ready``).
+
+    Its GPU is not declared (no instance type), so the GPU node agent takes it to
+    have a host-installed driver: the module benchmarks' ready-made GPU nodes.
+    """
     return fake_node(
         name,
         {
@@ -603,6 +628,94 @@ def gpu_node(name, gpus):
         memory="61Gi",
         extra={"nvidia.com/gpu": str(gpus)},
     )
+
+
+def node_info(name, os_image, kernel):
+    """status.nodeInfo as a kubelet on that OS reports it (kwok keeps what is set)."""
+    return {
+        "architecture": "amd64",
+        "operatingSystem": "linux",
+        "kernelVersion": kernel,
+        "osImage": os_image,
+        "kubeletVersion": KUBELET_VERSION,
+        "kubeProxyVersion": KUBELET_VERSION,
+        "containerRuntimeVersion": CONTAINERD_VERSION,
+        "bootID": _fake_hex("boot", name, 0),
+        "machineID": _fake_hex("machine", name),
+        "systemUUID": _fake_hex("uuid", name),
+    }
+
+
+def bare_gpu_node(name, index, gpus=None):
+    """A GPU node as a plain-Kubernetes cluster registers it before NFD and the NVIDIA stack
+    (``--gpu-node-mode bare``): the cloud's instance-type/zone labels, CPU and memory
+    from the instance type, the OS and kernel in nodeInfo, and nothing NVIDIA: no
+    ``feature.node.kubernetes.io/*`` label, no ``nvidia.com/gpu`` resource.
+
+    Node ``index`` picks the GPU model (BARE_GPU_INSTANCE_TYPES) and, independently,
+    the OS and kernel (BARE_GPU_OS), so two nodes already give two models and two
+    kernels. ``gpus`` other than the instance type's count is declared with the
+    simulation's ``sim.gpuops.io/gpu-count`` annotation.
+    """
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    from simopenshift import catalog
+
+    itype = catalog.instance_type(BARE_GPU_INSTANCE_TYPES[index % len(BARE_GPU_INSTANCE_TYPES)])
+    os_image, kernel = BARE_GPU_OS[index % len(BARE_GPU_OS)]
+    zone = BARE_GPU_ZONES[index % len(BARE_GPU_ZONES)]
+    body = fake_node(
+        name,
+        {
+            "node-role.kubernetes.io/worker": "",
+            "node.kubernetes.io/instance-type": itype.name,
+            "topology.kubernetes.io/region": BARE_GPU_REGION,
+            "topology.kubernetes.io/zone": zone,
+        },
+        [],
+        cpu=str(itype.vcpu),
+        memory="{0}Mi".format(itype.memory_mib),
+    )
+    if gpus is not None and gpus != itype.gpu_count:
+        body["metadata"]["annotations"][catalog.ANN_GPU_COUNT] = str(gpus)
+    body["spec"]["providerID"] = "aws:///{0}/i-{1}".format(zone, _fake_hex("instance", name)[:17])
+    body["status"]["nodeInfo"] = node_info(name, os_image, kernel)
+    return body
+
+
+def kubernetes_nodes(workers, gpu_nodes, gpu_capacity=1, gpu_node_mode=DEFAULT_GPU_NODE_MODE):
+    """The Node bodies of the plain Kubernetes profile: 3 tainted control-plane nodes,
+    ``workers`` CPU workers and ``gpu_nodes`` GPU nodes (``bare`` or ``ready``)."""
+    if gpu_node_mode not in GPU_NODE_MODES:
+        raise ValueError("gpu_node_mode must be one of {0}, not {1!r}".format(GPU_NODE_MODES, gpu_node_mode))
+    os_image, kernel = BARE_GPU_OS[0]
+    nodes = []
+    for i in range(3):
+        name = "control-plane-{0}".format(i)
+        labels = {"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/master": ""}
+        taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+        nodes.append(fake_node(name, labels, taints, cpu="8", memory="32Gi"))
+    for i in range(workers):
+        nodes.append(
+            fake_node("worker-{0}".format(i), {"node-role.kubernetes.io/worker": ""}, [], cpu="16", memory="64Gi")
+        )
+    if gpu_node_mode == "bare":
+        # The CPU nodes report their OS too (as every kubelet does); ready mode keeps today's nodes.
+        for body in nodes:
+            body["status"]["nodeInfo"] = node_info(body["metadata"]["name"], os_image, kernel)
+    for i in range(gpu_nodes):
+        name = "gpu-{0}".format(i)
+        if gpu_node_mode == "bare":
+            nodes.append(bare_gpu_node(name, i, gpu_capacity if gpu_capacity != 1 else None))
+        else:
+            nodes.append(gpu_node(name, gpu_capacity))
+    return nodes
+
+
+def _fake_hex(*parts):
+    import hashlib
+
+    return hashlib.sha256("/".join(str(p) for p in parts).encode("utf-8")).hexdigest()[:32]
 
 
 def find_binaries():
@@ -654,9 +767,16 @@ def main(argv=None):
         "--gpu-nodes",
         type=int,
         default=int(os.environ.get("GPU_NODES", "0") or 0),
-        help="simulated GPU nodes advertising nvidia.com/gpu (kubernetes profile)",
+        help="simulated GPU nodes (kubernetes profile; see --gpu-node-mode)",
     )
     p.add_argument("--gpus-per-node", type=int, default=1)
+    p.add_argument(
+        "--gpu-node-mode",
+        choices=list(GPU_NODE_MODES),
+        default=os.environ.get("GPU_NODE_MODE", DEFAULT_GPU_NODE_MODE) or DEFAULT_GPU_NODE_MODE,
+        help="kubernetes profile: 'bare' GPU nodes (hardware, kernel, OS; no NFD label, no nvidia.com/gpu until "
+        "NFD and the NVIDIA stack run) or 'ready' ones advertising nvidia.com/gpu (env GPU_NODE_MODE)",
+    )
     p.add_argument(
         "--openshift-version",
         default=os.environ.get("OPENSHIFT_VERSION", "4.16") or "4.16",
@@ -668,7 +788,14 @@ def main(argv=None):
         if a.command == "build":
             print(find_binaries())
         elif a.command == "up":
-            state = c.up(a.profile, a.workers, a.gpu_nodes, a.gpus_per_node, openshift_version=a.openshift_version)
+            state = c.up(
+                a.profile,
+                a.workers,
+                a.gpu_nodes,
+                a.gpus_per_node,
+                gpu_node_mode=a.gpu_node_mode,
+                openshift_version=a.openshift_version,
+            )
             print(json.dumps(state, indent=2))
         elif a.command == "down":
             c.down()

@@ -149,6 +149,14 @@ def is_worker_pod(pod):
     )
 
 
+def worker_version(image):
+    """The version nfd-worker reports: the image tag for upstream (``...:v0.19.0``), else OpenShift's."""
+    match = re.search(r":(v\d+\.\d+\.\d+)$", (image or "").split(" ")[0])
+    if match and "openshift" not in image and "ose-node-feature-discovery" not in image:
+        return match.group(1)
+    return "v4.16.0"
+
+
 def pod_running(pod):
     status = pod.get("status") or {}
     return status.get("phase") == "Running" and not meta(pod).get("deletionTimestamp")
@@ -219,7 +227,7 @@ class WorkerController(Controller):
                 {
                     "metadata": {
                         "labels": patch_labels,
-                        "annotations": {ANN_FEATURE_LABELS: names, ANN_WORKER_VERSION: "v4.16.0"},
+                        "annotations": {ANN_FEATURE_LABELS: names, ANN_WORKER_VERSION: worker_version(image)},
                     }
                 },
             )
