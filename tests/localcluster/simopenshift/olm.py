@@ -29,7 +29,9 @@ __metaclass__ = type
 
 import copy
 import glob
+import json
 import os
+import re
 import time
 
 import yaml
@@ -121,6 +123,33 @@ PACKAGES = {
 }
 
 OWNED_CRD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds", "olm-owned")
+# alm-examples of the NFD CSV, verbatim from openshift/cluster-nfd-operator
+# manifests/stable/manifests/nfd.clusterserviceversion.yaml on release-4.16 (also the
+# layout of 4.14-4.18: NodeFeatureDiscovery first) and release-4.19 (NodeFeatureRule
+# first, now nfd.k8s-sigs.io): a client must pick the CR by kind, never by index.
+NFD_ALM_EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "nfd-alm-examples.json")
+NFD_OPERAND_IMAGE = "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9:v%d.%d"
+
+
+def alm_examples(package_name):
+    """The ``alm-examples`` annotation (a JSON string) of the package's CSV, or None.
+
+    NFD: the layout of the package's OpenShift minor (``version``). The product
+    build in redhat-operators points the operand image at registry.redhat.io
+    (the upstream repo's example says quay.io/openshift/origin-...).
+    """
+    if package_name != "nfd":
+        return None
+    match = re.match(r"^(\d+)\.(\d+)", PACKAGES[package_name]["version"])
+    major, minor = int(match.group(1)), int(match.group(2))
+    with open(NFD_ALM_EXAMPLES) as handle:
+        layouts = json.load(handle)
+    examples = copy.deepcopy(layouts["4.19" if (major, minor) >= (4, 19) else "4.16"])
+    for example in examples:
+        operand = (example.get("spec") or {}).get("operand") or {}
+        if operand.get("image"):
+            operand["image"] = NFD_OPERAND_IMAGE % (major, minor)
+    return json.dumps(examples)
 
 
 def package_for_csv(csv_name):
@@ -142,7 +171,10 @@ def csv_body(package_name, namespace):
             "name": csv_name,
             "namespace": namespace,
             "labels": {"operators.coreos.com/%s.%s" % (package_name, namespace): ""},
-            "annotations": {"olm.operatorNamespace": namespace, "operators.operatorframework.io/builder": "sim"},
+            "annotations": dict(
+                {"olm.operatorNamespace": namespace, "operators.operatorframework.io/builder": "sim"},
+                **({"alm-examples": alm_examples(package_name)} if alm_examples(package_name) else {}),
+            ),
         },
         "spec": {
             "displayName": pkg["displayName"],
