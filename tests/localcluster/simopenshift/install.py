@@ -197,7 +197,7 @@ def seed_cluster(client, release=None):
         body = seed.catalog_source(name)
         ensure(client, apis.CATALOGSOURCES, body, status=olm.catalog_source_status(body))
     for package in sorted(olm.PACKAGES):
-        ensure(client, apis.PACKAGEMANIFESTS, olm.package_manifest(package))
+        ensure(client, apis.PACKAGEMANIFESTS, olm.package_manifest(package, release.ocp))
     ensure(
         client,
         apis.OPERATORGROUPS,

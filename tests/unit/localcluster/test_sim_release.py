@@ -99,3 +99,23 @@ def test_controllers_process_release():
     assert catalog.cluster_ocp_version() == "4.19.0"
     # A machine created later boots the pool's rendered osImageURL; the fallback is the release too.
     assert catalog.cluster_build().kernel == "5.14.0-570.49.1.el9_6.x86_64"
+
+
+def test_catalog_offers_the_nfd_csv_of_the_release():
+    from simopenshift import olm
+
+    pm = olm.package_manifest("nfd", "4.19")["status"]["channels"]
+    assert pm[0]["name"] == "stable" and pm[0]["currentCSV"].startswith("nfd.4.19.0-")
+    assert olm.package_manifest("nfd")["status"]["channels"][0]["currentCSV"] == "nfd.4.16.0-202406241406"
+    catalog.set_cluster_release("4.19")
+    csv = olm.csv_body("nfd", "openshift-nfd")
+    assert csv["metadata"]["name"] == pm[0]["currentCSV"] and csv["spec"]["version"].startswith("4.19.0-")
+    image = csv["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.endswith(":v4.19")
+    # 4.19 layout of alm-examples: NodeFeatureDiscovery is not the first example any more.
+    import json
+
+    kinds = [e["kind"] for e in json.loads(olm.alm_examples("nfd"))]
+    assert kinds[0] != "NodeFeatureDiscovery" and "NodeFeatureDiscovery" in kinds
+    assert olm.package_for_csv(pm[0]["currentCSV"])[0] == "nfd"
+    assert olm.package("gpu-operator-certified") is olm.PACKAGES["gpu-operator-certified"]
