@@ -52,6 +52,24 @@ NFD_NS = "openshift-nfd"
 FAST = {"driver_wait_timeout": 10}
 
 
+# The platform preflight detected on each cluster, handed to later runs as site.yml does (preflight runs once per
+# play, the states reuse its fact): the first run of the role on a cluster detects it for real.
+PLATFORMS = {}
+
+
+def driver(cluster, role_vars=None, check=False):
+    """Run the driver role; the platform fact of the first run on this cluster is reused by the next ones."""
+    role_vars = dict(role_vars or {})
+    if cluster.workdir in PLATFORMS:
+        role_vars["preflight_platform"] = PLATFORMS[cluster.workdir]
+    out = run_role(cluster, "driver", role_vars, check=check)
+    for name, res in task_results(out):
+        platform = (res.get("ansible_facts") or {}).get("preflight_platform")
+        if name.endswith("Record the detected platform for later states") and platform:
+            PLATFORMS[cluster.workdir] = platform
+    return out
+
+
 def nfd_cr(prune):
     return {
         "apiVersion": apis.NODEFEATUREDISCOVERIES.api_version,
@@ -143,7 +161,8 @@ def gpu(cluster):
         wait_for(lambda: node_label(kube, name, KERNEL_LABEL) == OLD_KERNEL, 60, what="NFD kernel label")
         yield kube, name
     finally:
-        run_role(cluster, "driver", {"driver_state": "absent"})
+        if kube.get(NAMESPACES, NS) is not None or driver_daemonsets(kube):
+            driver(cluster, {"driver_state": "absent"})
         delete_machineset(kube, ms)
         drop_nfd_cr(kube, prune=True)
         if saved is not None:
@@ -210,13 +229,13 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
     assert kube.get(NAMESPACES, NS) is None
 
     mark = cluster.audit.mark()
-    out = run_role(cluster, "driver", check=True)
+    out = driver(cluster, check=True)
     assert failed_message(out) is None
     said = " ".join(str(m) for m in debug_lines(out, "Say what the state would do (check mode)"))
     assert "would create namespace %s" % NS in said and OLD_KERNEL in said
     assert writes(cluster, mark, dry_runs=True) == []
 
-    out = run_role(cluster, "driver", FAST)
+    out = driver(cluster, FAST)
     assert failed_message(out) is None
     daemonsets = driver_daemonsets(kube)
     assert len(daemonsets) == 1
@@ -252,7 +271,7 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
     assert result["kernels"][OLD_KERNEL]["image"] == image
 
     mark = cluster.audit.mark()
-    out = run_role(cluster, "driver", FAST)
+    out = driver(cluster, FAST)
     assert failed_message(out) is None
     assert changed_tasks(out) == []
     assert writes(cluster, mark) == []
@@ -265,7 +284,7 @@ def test_failed_build_is_named_with_reason_and_log_tail(cluster, gpu):
     try:
         wait_for(lambda: node_label(kube, node, KERNEL_LABEL) == ORPHAN_KERNEL, 30, what="NFD relabel")
         before = set(driver_daemonsets(kube))
-        out = run_role(cluster, "driver", FAST)
+        out = driver(cluster, FAST)
         msg = failed_message(out)
         assert msg.startswith("driver: 1 of 1 driver build(s) failed"), msg
         assert "nvidia-gpu-driver-%s" % ORPHAN_KERNEL.replace("_", "-")[:20] in msg
@@ -297,7 +316,7 @@ def test_crash_loop_named_then_kernel_upgrade_gives_one_build_and_one_daemonset(
         return "CrashLoopBackOff" in states
 
     wait_for(crashing, 30, what="driver pod crash-looping on the new kernel")
-    out = run_role(cluster, "driver", FAST)
+    out = driver(cluster, FAST)
     msg = failed_message(out)
     assert msg.startswith(
         "driver: node %s (kernel %s; the NFD kernel label is stale: the node runs %s)" % (node, OLD_KERNEL, NEW_KERNEL)
@@ -308,7 +327,7 @@ def test_crash_loop_named_then_kernel_upgrade_gives_one_build_and_one_daemonset(
     # NFD back: the node is labelled with its real kernel; the role adds exactly one build and one DaemonSet.
     kube.create(apis.NODEFEATUREDISCOVERIES, nfd_cr(prune=True))
     wait_for(lambda: node_label(kube, node, KERNEL_LABEL) == NEW_KERNEL, 60, what="NFD relabels the new kernel")
-    out = run_role(cluster, "driver", FAST)
+    out = driver(cluster, FAST)
     assert failed_message(out) is None
     new_builds = set(builds(kube)) - old_builds
     assert len(new_builds) == 1 and NEW_KERNEL.replace("_", "-")[:20] in next(iter(new_builds))
@@ -335,12 +354,12 @@ def test_crash_loop_named_then_kernel_upgrade_gives_one_build_and_one_daemonset(
 
 def test_absent_removes_everything_and_twice_changes_nothing(cluster, gpu):
     kube, _node = gpu
-    out = run_role(cluster, "driver", {"driver_state": "absent"})
+    out = driver(cluster, {"driver_state": "absent"})
     assert failed_message(out) is None
     assert kube.get(NAMESPACES, NS) is None
     assert not [d for d in kube.list(DAEMONSETS)[0] if labels_of(d).get("gpuops.cluster/owner") == "driver"]
     mark = cluster.audit.mark()
-    out = run_role(cluster, "driver", {"driver_state": "absent"})
+    out = driver(cluster, {"driver_state": "absent"})
     assert failed_message(out) is None
     assert changed_tasks(out) == []
     assert writes(cluster, mark) == []
@@ -368,7 +387,7 @@ def test_openshift_419_driver_toolkit_tag_and_rhel_image(ocp419_cluster):
     wait_for(lambda: node_label(kube, name, NFD + "system-os_release.ID") == "rhel", 60, what="NFD labels (ID=rhel)")
     assert node_label(kube, name, NFD + "system-os_release.VERSION_ID") == "9.6"
 
-    out = run_role(ocp419_cluster, "driver", FAST)
+    out = driver(ocp419_cluster, FAST)
     assert failed_message(out) is None
     ds = next(
         d
@@ -414,11 +433,26 @@ def test_kubernetes_precompiled_daemonset_per_kernel(k8s_cluster):
     try:
 
         def labelled():
-            nodes = [n for n in kube.list(NODES)[0] if labels_of(n).get(KERNEL_LABEL) in K8S_KERNELS]
+            nodes = [
+                n
+                for n in kube.list(NODES)[0]
+                if labels_of(n).get(KERNEL_LABEL) in K8S_KERNELS
+                and any(
+                    labels_of(n).get(NFD + g + ".present") == "true"
+                    for g in ("pci-10de", "pci-0302_10de", "pci-0300_10de")
+                )
+            ]
             return nodes if len(nodes) >= 2 else None
 
-        gpu_nodes = [n["metadata"]["name"] for n in wait_for(labelled, 60, what="NFD kernel labels on the GPU nodes")]
-        out = run_role(k8s_cluster, "driver", FAST)
+        gpu_nodes = [n["metadata"]["name"] for n in wait_for(labelled, 60, what="NFD labels on the two GPU nodes")]
+        assert sorted({labels_of(kube.get(NODES, n))[KERNEL_LABEL] for n in gpu_nodes}) == sorted(K8S_KERNELS)
+        # OpenShift build modes are refused on plain Kubernetes, in preflight, with nothing written.
+        mark = k8s_cluster.audit.mark()
+        out = driver(k8s_cluster, {"driver_build_mode": "driver-toolkit"})
+        assert failed_message(out).startswith("driver: driver_build_mode driver-toolkit builds on OpenShift")
+        assert writes(k8s_cluster, mark, dry_runs=True) == []
+
+        out = driver(k8s_cluster, FAST)
         assert failed_message(out) is None
         daemonsets = driver_daemonsets(kube)
         kernels = {d["metadata"]["annotations"]["gpuops.cluster/kernel"]: d for d in daemonsets.values()}
@@ -433,8 +467,13 @@ def test_kubernetes_precompiled_daemonset_per_kernel(k8s_cluster):
         assert result["ready"] is True and result["mode"] == "precompiled"
         assert sorted(result["validated_nodes"]) == sorted(gpu_nodes)
     finally:
-        run_role(k8s_cluster, "driver", {"driver_state": "absent"})
+        driver(k8s_cluster, {"driver_state": "absent"})
         kube.delete(NAMESPACES, ns)
-        for name in gpu_nodes:
-            node = kube.get(NODES, name)
-            kube.patch(NODES, name, {"metadata": {"labels": {k: None for k in labels_of(node) if k.startswith(NFD)}}})
+        wait_for(lambda: not kube.list(PODS, ns)[0], 60, what="nfd-worker pods gone")
+        for node in kube.list(NODES)[0]:
+            drop = {k: None for k in labels_of(node) if k.startswith(NFD)}
+            notes = {
+                k: None for k in node["metadata"].get("annotations") or {} if k.startswith("nfd.node.kubernetes.io/")
+            }
+            if drop or notes:
+                kube.patch(NODES, node["metadata"]["name"], {"metadata": {"labels": drop, "annotations": notes}})
