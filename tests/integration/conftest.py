@@ -195,8 +195,12 @@ def task_results(out):
 
 
 def failed_message(out):
-    """The message of the task that failed, or None when none did."""
-    for _, res in task_results(out):
+    """The message of the task that failed and stopped the run, or None when none did.
+
+    That is the last failed result: a failure that is not ignored ends the play, and the JSON callback does not
+    mark ignored ones (a role may wait with ``ignore_errors`` and then fail with a message of its own).
+    """
+    for _, res in reversed(task_results(out)):
         if res.get("failed") and not res.get("ignore_errors"):
             return res.get("msg") or json.dumps(res)[:2000]
     return None
