@@ -200,7 +200,7 @@ def failed_message(out):
     That is the last failed result: a failure that is not ignored ends the play, and the JSON callback does not
     mark ignored ones (a role may wait with ``ignore_errors`` and then fail with a message of its own).
     """
-    for dummy, res in reversed(task_results(out)):
+    for _, res in reversed(task_results(out)):
         if res.get("failed") and not res.get("ignore_errors"):
             return res.get("msg") or json.dumps(res)[:2000]
     return None
@@ -219,8 +219,10 @@ def extra_cluster(name, profile, **up_kwargs):
     lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name))
     started = False
     state = lc.read_state()
-    same = state.get("profile") == profile and all(
-        state.get(key) == up_kwargs[key] for key in ("gpu_nodes", "gpu_node_mode") if key in up_kwargs
+    same = (
+        state.get("profile") == profile
+        and all(state.get(key) == up_kwargs[key] for key in ("gpu_nodes", "gpu_node_mode") if key in up_kwargs)
+        and ("openshift_version" not in up_kwargs or state.get("openshift_version") == up_kwargs["openshift_version"])
     )
     if not (lc.pid_of("kube-apiserver") and same):
         if lc.pid_of("kube-apiserver"):
@@ -244,6 +246,13 @@ def k8s_cluster():
     tests leave it as they found it.
     """
     with extra_cluster("k8s", "kubernetes", gpu_nodes=2, gpu_node_mode="bare") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def ocp419_cluster():
+    """A simulated OpenShift 4.19 cluster (RHCOS reports ID=rhel, VERSION_ID 9.6) for one test module."""
+    with extra_cluster("ocp419", "openshift", openshift_version="4.19") as c:
         yield c
 
 

@@ -9,6 +9,7 @@ Everything lives in one work directory (default ``.localcluster/``):
 kubeconfig, PKI, tokens, the apiserver audit log, process logs and PID files.
 
     cluster.py up [--profile kubernetes|openshift] [--gpu-nodes N] [--gpu-node-mode bare|ready]
+                  [--openshift-version 4.16|4.19]
     cluster.py down
     cluster.py status
     cluster.py restart-apiserver
@@ -393,24 +394,23 @@ class LocalCluster(object):
             yaml.safe_dump_all(stages, f, sort_keys=False)
         return path
 
-    def start_sim(self, profile):
+    def start_sim(self, profile, openshift_version=None):
         env = os.environ.copy()
         env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
-        self.spawn(
-            "sim-controllers",
-            [
-                sys.executable,
-                "-m",
-                "simopenshift.controllers",
-                "--kubeconfig",
-                os.path.join(self.workdir, "sim.kubeconfig"),
-                "--profile",
-                profile,
-                "--workdir",
-                self.workdir,
-            ],
-            env=env,
-        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "simopenshift.controllers",
+            "--kubeconfig",
+            os.path.join(self.workdir, "sim.kubeconfig"),
+            "--profile",
+            profile,
+            "--workdir",
+            self.workdir,
+        ]
+        if openshift_version:
+            cmd += ["--openshift-version", openshift_version]
+        self.spawn("sim-controllers", cmd, env=env)
 
     # ------------------------------------------------------------------ nodes
     def api_client(self, who="admin"):
@@ -481,10 +481,14 @@ class LocalCluster(object):
         gpu_capacity=1,
         bins=None,
         gpu_node_mode=DEFAULT_GPU_NODE_MODE,
+        openshift_version="4.16",
     ):
         """Start the cluster. ``gpu_node_mode`` (kubernetes profile): ``bare`` GPU nodes
         (hardware, kernel and OS only; NFD and the NVIDIA stack still to run) or
-        ``ready`` ones (advertising ``nvidia.com/gpu`` and the NFD GPU label from the start)."""
+        ``ready`` ones (advertising ``nvidia.com/gpu`` and the NFD GPU label from the start).
+        ``openshift_version`` (openshift profile) is the simulated release: 4.16 (RHCOS os-release
+        ID=rhcos) or 4.19 (ID=rhel, VERSION_ID 9.6), any release of data/rhcos-builds.csv with a
+        cluster_version."""
         if gpu_node_mode not in GPU_NODE_MODES:
             raise ValueError("gpu_node_mode must be one of {0}, not {1!r}".format(GPU_NODE_MODES, gpu_node_mode))
         t0 = time.time()
@@ -516,8 +520,8 @@ class LocalCluster(object):
             sys.path.insert(0, HERE)
             from simopenshift import install
 
-            install.install(self.api_client())
-            self.start_sim(profile)
+            install.install(self.api_client(), openshift_version=openshift_version)
+            self.start_sim(profile, openshift_version)
         else:
             # kwok leaves NVIDIA component pods and pods asking for nvidia.com/gpu
             # to the GPU node agent (kubelet + NVIDIA stack stand-in), so it runs
@@ -529,6 +533,7 @@ class LocalCluster(object):
             wait_for_seeded(self)
         state = {
             "profile": profile,
+            "openshift_version": openshift_version if profile == "openshift" else None,
             "gpu_nodes": gpu_nodes if profile == "kubernetes" else 0,
             "gpu_node_mode": gpu_node_mode,
             "kubeconfig": self.kubeconfig,
@@ -772,13 +777,25 @@ def main(argv=None):
         help="kubernetes profile: 'bare' GPU nodes (hardware, kernel, OS; no NFD label, no nvidia.com/gpu until "
         "NFD and the NVIDIA stack run) or 'ready' ones advertising nvidia.com/gpu (env GPU_NODE_MODE)",
     )
+    p.add_argument(
+        "--openshift-version",
+        default=os.environ.get("OPENSHIFT_VERSION", "4.16") or "4.16",
+        help="simulated OpenShift release (openshift profile): 4.16 (RHCOS, ID=rhcos) or 4.19 (ID=rhel, VERSION_ID 9.6)",
+    )
     a = p.parse_args(argv)
     c = LocalCluster(a.workdir, a.port_offset if a.command == "up" else None)
     try:
         if a.command == "build":
             print(find_binaries())
         elif a.command == "up":
-            state = c.up(a.profile, a.workers, a.gpu_nodes, a.gpus_per_node, gpu_node_mode=a.gpu_node_mode)
+            state = c.up(
+                a.profile,
+                a.workers,
+                a.gpu_nodes,
+                a.gpus_per_node,
+                gpu_node_mode=a.gpu_node_mode,
+                openshift_version=a.openshift_version,
+            )
             print(json.dumps(state, indent=2))
         elif a.command == "down":
             c.down()

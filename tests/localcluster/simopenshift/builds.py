@@ -510,9 +510,10 @@ class BuildController(Controller):
             if self.is_dtk(build):
                 dtk_kernel = self.dtk_kernel(build, base[1])
                 if dtk_kernel and dtk_kernel != kernel:
+                    dtk_build = catalog.rhcos_build_for_kernel(dtk_kernel)
                     failure = [
                         'driver-toolkit-release: {"KERNEL_VERSION": "%s", "RT_KERNEL_VERSION": "", '
-                        '"RHEL_VERSION": "9.4"}' % dtk_kernel,
+                        '"RHEL_VERSION": "%s"}' % (dtk_kernel, dtk_build.rhel if dtk_build else "9.4"),
                         "make: *** /lib/modules/%s/build: No such file or directory.  Stop." % kernel,
                     ]
             elif not self.entitled(build):

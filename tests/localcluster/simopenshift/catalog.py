@@ -25,9 +25,12 @@ import re
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
-# The release the seeded cluster runs (data/SOURCES.md explains the choice).
+# The release the seeded cluster runs by default (data/SOURCES.md explains the
+# choice); ``up(..., openshift_version="4.19")`` picks another row of
+# data/rhcos-builds.csv that has a ``cluster_version`` (see cluster_release()).
 CLUSTER_OCP_VERSION = "4.16.0"
 CLUSTER_RHCOS_BUILD = "416.94.202406172220-0"
+DEFAULT_OPENSHIFT_VERSION = "4.16"
 # OCP 4.16 ships Kubernetes 1.29; the exact z-stream of its kubelet is unconfirmed.
 KUBELET_VERSION = "v1.29.5"
 CRIO_VERSION = "cri-o://1.29.5"
@@ -125,11 +128,14 @@ class GpuModel(object):
 
 
 class RhcosBuild(object):
-    def __init__(self, build, ocp, rhel, kernel):
+    def __init__(self, build, ocp, rhel, kernel, cluster_version=None):
         self.build = build
         self.ocp = ocp
         self.rhel = rhel
         self.kernel = kernel
+        # The ClusterVersion the simulation reports when it runs this build
+        # cluster-wide (empty for builds only reachable by upgrade_kernel).
+        self.cluster_version = cluster_version or None
 
     @property
     def new_layout(self):
@@ -154,6 +160,11 @@ class RhcosBuild(object):
     @property
     def os_image(self):
         return "Red Hat Enterprise Linux CoreOS %s (Plow)" % self.build
+
+    @property
+    def os_id(self):
+        """os-release ID, also the kubelet's ``node.openshift.io/os_id`` label: rhcos, rhel from 4.19."""
+        return self.os_release()["ID"]
 
     def __repr__(self):
         return "RhcosBuild(%s, kernel %s)" % (self.build, self.kernel)
@@ -192,7 +203,9 @@ def rhcos_builds():
     if _RHCOS is None:
         _RHCOS = {}
         for row in _read_csv("rhcos-builds.csv"):
-            _RHCOS[row["rhcos_build"]] = RhcosBuild(row["rhcos_build"], row["ocp"], row["rhel"], row["kernel"])
+            _RHCOS[row["rhcos_build"]] = RhcosBuild(
+                row["rhcos_build"], row["ocp"], row["rhel"], row["kernel"], row.get("cluster_version")
+            )
     return _RHCOS
 
 
@@ -218,8 +231,43 @@ def rhcos_build_for_kernel(kernel):
     return None
 
 
+def openshift_versions():
+    """{OCP minor: RhcosBuild} of the releases the simulated cluster can run (``cluster_version`` set)."""
+    return dict((b.ocp, b) for b in rhcos_builds().values() if b.cluster_version)
+
+
+def release_build(openshift_version=None):
+    """The RhcosBuild of a release ("4.16", "4.19" or "4.19.0"; None = the process's current release)."""
+    if openshift_version is None:
+        return cluster_build()
+    minor = ".".join(str(openshift_version).split(".")[:2])
+    build = openshift_versions().get(minor)
+    if build is None:
+        raise ValueError(
+            "OpenShift %s is not simulated; choose one of %s (data/rhcos-builds.csv, column cluster_version)"
+            % (openshift_version, ", ".join(sorted(openshift_versions())))
+        )
+    return build
+
+
+# The release of this process (the controllers process is started for one
+# cluster; install() is given its release explicitly instead).
+_CURRENT_BUILD = [CLUSTER_RHCOS_BUILD]
+
+
+def set_cluster_release(openshift_version):
+    """Make ``openshift_version`` this process's release (cluster_build(), cluster_ocp_version())."""
+    _CURRENT_BUILD[0] = release_build(openshift_version or DEFAULT_OPENSHIFT_VERSION).build
+    return cluster_build()
+
+
 def cluster_build():
-    return rhcos_builds()[CLUSTER_RHCOS_BUILD]
+    return rhcos_builds()[_CURRENT_BUILD[0]]
+
+
+def cluster_ocp_version():
+    """The full ClusterVersion of this process's release, e.g. 4.16.0."""
+    return cluster_build().cluster_version or CLUSTER_OCP_VERSION
 
 
 def parse_os_image(os_image):

@@ -33,7 +33,7 @@ from kubernetes.client.rest import ApiException
 if __package__ in (None, ""):  # run as a script: make the package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from simopenshift import agent, builds, install, machineapi, mco, nfd, olm  # noqa: E402
+from simopenshift import agent, builds, catalog, install, machineapi, mco, nfd, olm  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, Manager, Timing, now_rfc3339  # noqa: E402
 
 NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController]
@@ -111,7 +111,13 @@ def main(argv=None):
         help="duration of one simulated phase (machine provisioning step, driver load, ...)",
     )
     parser.add_argument("--log-level", default=os.environ.get("GPUOPS_SIM_LOG_LEVEL", "INFO"))
+    parser.add_argument(
+        "--openshift-version",
+        default=catalog.DEFAULT_OPENSHIFT_VERSION,
+        help="release of the simulated cluster (new Machines boot its RHCOS; data/rhcos-builds.csv)",
+    )
     args = parser.parse_args(argv)
+    catalog.set_cluster_release(args.openshift_version)
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -116,14 +116,19 @@ def _retry_conflicts(fn, attempts=20):
     return None
 
 
-def install(api_client, with_seed=True, crd_timeout=30):
-    """Install CRDs (+ seed objects). Safe to call again on a running cluster."""
+def install(api_client, with_seed=True, crd_timeout=30, openshift_version=None):
+    """Install CRDs (+ seed objects). Safe to call again on a running cluster.
+
+    ``openshift_version`` ("4.16", "4.19", ...; default 4.16) picks the release the
+    seed objects describe (catalog.release_build).
+    """
     client = Client(api_client)
+    release = catalog.release_build(openshift_version or catalog.DEFAULT_OPENSHIFT_VERSION)
     t0 = time.time()
     apply_crds(client, crd_documents(), crd_timeout)
     LOG.info("CRDs established in %.1fs", time.time() - t0)
     if with_seed:
-        _retry_conflicts(lambda: seed_cluster(client))
+        _retry_conflicts(lambda: seed_cluster(client, release))
     LOG.info("simulated OpenShift installed in %.1fs", time.time() - t0)
 
 
@@ -132,11 +137,12 @@ def install_kwok_logs_crd(api_client, timeout=30):
     apply_crds(Client(api_client), crd_documents(include_openshift=False), timeout)
 
 
-def seed_cluster(client):
+def seed_cluster(client, release=None):
+    release = release or catalog.cluster_build()
     for name in seed.NAMESPACES:
         ensure(client, NAMESPACES, seed.namespace(name))
     ensure(client, apis.INFRASTRUCTURES, seed.infrastructure())
-    ensure(client, apis.CLUSTERVERSIONS, seed.cluster_version())
+    ensure(client, apis.CLUSTERVERSIONS, seed.cluster_version(release))
     ensure(client, SECRETS, seed.pull_secret())
     for scc in seed.sccs():
         ensure(client, apis.SCCS, scc)
@@ -145,24 +151,24 @@ def seed_cluster(client):
     configs = {}
     for role in ("master", "worker"):
         pool_body = seed.pool(role)
-        for mc in seed.base_machineconfigs(role):
+        for mc in seed.base_machineconfigs(role, release):
             ensure(client, apis.MACHINECONFIGS, mc)
         pool_obj, _ignored = ensure(client, apis.MACHINECONFIGPOOLS, pool_body)
         current = ((pool_obj.get("spec") or {}).get("configuration") or {}).get("name")
         if not current:
-            rendered, sources = mco.render(pool_obj, seed.base_machineconfigs(role))
+            rendered, sources = mco.render(pool_obj, seed.base_machineconfigs(role, release))
             ensure(client, apis.MACHINECONFIGS, rendered)
             current = name_of(rendered)
             configuration = {"name": current, "source": sources}
             client.patch(apis.MACHINECONFIGPOOLS, role, {"spec": {"configuration": configuration}})
         configs[role] = current
 
-    build = catalog.cluster_build()
+    build = release
     for index, zone in enumerate(seed.ZONES):
-        machine = seed.master_machine(index, zone)
+        machine = seed.master_machine(index, zone, release)
         _machine_with_node(client, machine, build, configs["master"])
     for zone in seed.ZONES:
-        ms_body = seed.worker_machineset(zone)
+        ms_body = seed.worker_machineset(zone, release=release)
         ms_body["metadata"]["annotations"] = machineapi.machineset_annotations(ms_body)
         ms, created = ensure(client, apis.MACHINESETS, ms_body, status={})
         if not created:
@@ -186,12 +192,12 @@ def seed_cluster(client):
             subresource="status",
         )
 
-    ensure(client, apis.IMAGESTREAMS, seed.dtk_imagestream(), status=_dtk_status())
+    ensure(client, apis.IMAGESTREAMS, seed.dtk_imagestream(release), status=_dtk_status(release))
     for name in sorted(olm.CATALOGS):
         body = seed.catalog_source(name)
         ensure(client, apis.CATALOGSOURCES, body, status=olm.catalog_source_status(body))
     for package in sorted(olm.PACKAGES):
-        ensure(client, apis.PACKAGEMANIFESTS, olm.package_manifest(package))
+        ensure(client, apis.PACKAGEMANIFESTS, olm.package_manifest(package, release.ocp))
     ensure(
         client,
         apis.OPERATORGROUPS,
@@ -200,8 +206,8 @@ def seed_cluster(client):
     )
 
 
-def _dtk_status():
-    body = seed.dtk_imagestream()
+def _dtk_status(release=None):
+    body = seed.dtk_imagestream(release)
     stamp = "2026-01-05T08:40:00Z"
     tags = []
     for tag in body["spec"]["tags"]:

@@ -225,7 +225,8 @@ def node_from_machine(machine, rhcos_build, mco_config=None):
         "kubernetes.io/os": "linux",
         "node-role.kubernetes.io/%s" % role: "",
         "node.kubernetes.io/instance-type": itype_name,
-        "node.openshift.io/os_id": "rhcos",
+        # The kubelet reads os-release ID: rhcos, rhel from 4.19 (RHCOS split into layers).
+        "node.openshift.io/os_id": rhcos_build.os_id,
         "topology.ebs.csi.aws.com/zone": zone,
         "topology.kubernetes.io/region": region,
         "topology.kubernetes.io/zone": zone,

@@ -168,6 +168,9 @@ def render(pool, mcs):
             )
     merged = merge(chosen)
     name = rendered_name(name_of(pool), merged)
+    # The release whose RHCOS the config boots (the seeded 00-<role> config's osImageURL).
+    os_build = catalog.rhcos_build_for_os_image_url(merged.get("osImageURL"))
+    release_version = (os_build and os_build.cluster_version) or catalog.cluster_ocp_version()
     body = {
         "apiVersion": apis.MACHINECONFIGS.api_version,
         "kind": "MachineConfig",
@@ -175,7 +178,7 @@ def render(pool, mcs):
             "name": name,
             "annotations": {
                 ANN_GENERATED_BY: CONTROLLER_VERSION,
-                "machineconfiguration.openshift.io/release-image-version": catalog.CLUSTER_OCP_VERSION,
+                "machineconfiguration.openshift.io/release-image-version": release_version,
             },
             "ownerReferences": [
                 {

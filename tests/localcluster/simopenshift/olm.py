@@ -37,7 +37,7 @@ import time
 import yaml
 from kubernetes.client.rest import ApiException
 
-from simopenshift import apis
+from simopenshift import apis, catalog
 from simopenshift.kube import (
     CRDS,
     DEPLOYMENTS,
@@ -122,6 +122,25 @@ PACKAGES = {
     },
 }
 
+# The NFD operator ships one CSV per OpenShift minor (nvidia-stack.md section 7): on a
+# cluster of another release (``--openshift-version``) the catalog offers that minor's.
+# Build stamps stay synthetic.
+NFD_BUILD_STAMP = "202406241406"
+
+
+def package(package_name, ocp=None):
+    """The package the catalogs offer on an OpenShift minor (default: this process's release), or None."""
+    pkg = PACKAGES.get(package_name)
+    ocp = ocp or catalog.cluster_build().ocp
+    if package_name != "nfd" or pkg is None or ocp == catalog.DEFAULT_OPENSHIFT_VERSION:
+        return pkg
+    pkg = copy.deepcopy(pkg)
+    pkg["version"] = "%s.0-%s" % (ocp, NFD_BUILD_STAMP)
+    pkg["channels"] = {"stable": "nfd.%s" % pkg["version"]}
+    pkg["deployment"]["image"] = re.sub(r":v\d+\.\d+$", ":v" + ocp, pkg["deployment"]["image"])
+    return pkg
+
+
 OWNED_CRD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds", "olm-owned")
 # alm-examples of the NFD CSV, verbatim from openshift/cluster-nfd-operator
 # manifests/stable/manifests/nfd.clusterserviceversion.yaml on release-4.16 (also the
@@ -140,7 +159,7 @@ def alm_examples(package_name):
     """
     if package_name != "nfd":
         return None
-    match = re.match(r"^(\d+)\.(\d+)", PACKAGES[package_name]["version"])
+    match = re.match(r"^(\d+)\.(\d+)", package(package_name)["version"])
     major, minor = int(match.group(1)), int(match.group(2))
     with open(NFD_ALM_EXAMPLES) as handle:
         layouts = json.load(handle)
@@ -153,14 +172,15 @@ def alm_examples(package_name):
 
 
 def package_for_csv(csv_name):
-    for name, pkg in PACKAGES.items():
+    for name in PACKAGES:
+        pkg = package(name)
         if csv_name in pkg["channels"].values():
             return name, pkg
     return None, None
 
 
 def csv_body(package_name, namespace):
-    pkg = PACKAGES[package_name]
+    pkg = package(package_name)
     csv_name = pkg["channels"][pkg["defaultChannel"]]
     dep = pkg["deployment"]
     labels = {"control-plane": "controller-manager", "app.kubernetes.io/name": package_name}
@@ -210,8 +230,8 @@ def csv_body(package_name, namespace):
     }
 
 
-def package_manifest(package_name):
-    pkg = PACKAGES[package_name]
+def package_manifest(package_name, ocp=None):
+    pkg = package(package_name, ocp)
     cat = CATALOGS[pkg["catalog"]]
     return {
         "apiVersion": apis.PACKAGEMANIFESTS.api_version,
@@ -337,7 +357,7 @@ class SubscriptionController(Controller):
         if not self.sources.get(spec.get("source"), source_ns):
             self._fail(sub, "targeted catalogsource %s/%s missing" % (source_ns, spec.get("source")), True)
             return None
-        pkg = PACKAGES.get(spec.get("name"))
+        pkg = package(spec.get("name"))
         suffix = "in the catalog referenced by subscription %s, subscription %s exists" % (name, name)
         if not pkg or pkg["catalog"] != spec.get("source"):
             self._fail(

@@ -1,7 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The objects of a freshly installed OpenShift 4.16 IPI cluster on AWS us-east-2.
+"""The objects of a freshly installed OpenShift IPI cluster on AWS us-east-2.
+
+The release is 4.16 unless ``release`` (a catalog.RhcosBuild with a
+``cluster_version``, see catalog.release_build) names another one: the
+ClusterVersion, the rendered configs' osImageURL (hence every node's kernel and
+os-release) and the Driver Toolkit ImageStream tags follow it.
 
 Pure builders; install.py creates them. Names follow the installer's patterns
 (infrastructure name ``<cluster>-<5 chars>``, MachineSets
@@ -32,6 +37,24 @@ CLUSTER_ID = "%s-%s-%s-%s-%s" % tuple(catalog.fake_hex(n, "cluster-id", i) for i
 RELEASE_IMAGE = "quay.io/openshift-release-dev/ocp-release@" + catalog.fake_digest(
     "release", catalog.CLUSTER_OCP_VERSION
 )
+
+
+def _release(release):
+    """The RhcosBuild the cluster runs (None: this process's current release, 4.16 by default)."""
+    return release or catalog.cluster_build()
+
+
+def ami(release=None):
+    build = _release(release)
+    if build.build == catalog.CLUSTER_RHCOS_BUILD:
+        return AMI
+    return "ami-0" + catalog.fake_hex(16, "rhcos-ami", build.build, REGION)
+
+
+def release_image(release=None):
+    version = _release(release).cluster_version or catalog.CLUSTER_OCP_VERSION
+    return "quay.io/openshift-release-dev/ocp-release@" + catalog.fake_digest("release", version)
+
 
 NAMESPACES = (
     "openshift",
@@ -78,10 +101,15 @@ def infrastructure():
     }
 
 
-def cluster_version():
-    version = catalog.CLUSTER_OCP_VERSION
+def cluster_version(release=None):
+    version = _release(release).cluster_version or catalog.CLUSTER_OCP_VERSION
     minor = ".".join(version.split(".")[:2])
     stamp = "2026-01-05T09:12:44Z"
+    image = release_image(release)
+    # EUS channels exist for even minors (4.16, 4.18, 4.20).
+    channels = ["candidate-%s" % minor, "fast-%s" % minor, "stable-%s" % minor]
+    if int(minor.split(".")[1]) % 2 == 0:
+        channels.insert(1, "eus-%s" % minor)
     return {
         "apiVersion": apis.CLUSTERVERSIONS.api_version,
         "kind": "ClusterVersion",
@@ -91,14 +119,14 @@ def cluster_version():
             "availableUpdates": None,
             "desired": {
                 "version": version,
-                "image": RELEASE_IMAGE,
-                "channels": ["candidate-%s" % minor, "eus-4.16", "fast-%s" % minor, "stable-%s" % minor],
+                "image": image,
+                "channels": channels,
             },
             "history": [
                 {
                     "state": "Completed",
                     "version": version,
-                    "image": RELEASE_IMAGE,
+                    "image": image,
                     "verified": False,
                     "startedTime": "2026-01-05T08:31:02Z",
                     "completionTime": stamp,
@@ -132,7 +160,7 @@ def cluster_version():
     }
 
 
-def worker_machineset(zone, replicas=1, instance_type=WORKER_TYPE, role="worker"):
+def worker_machineset(zone, replicas=1, instance_type=WORKER_TYPE, role="worker", release=None):
     name = "%s-%s-%s" % (INFRA_NAME, role, zone)
     selector = {
         "machine.openshift.io/cluster-api-cluster": INFRA_NAME,
@@ -158,16 +186,16 @@ def worker_machineset(zone, replicas=1, instance_type=WORKER_TYPE, role="worker"
                 "spec": {
                     "lifecycleHooks": {},
                     "metadata": {},
-                    "providerSpec": {"value": provider_spec(zone, instance_type, role)},
+                    "providerSpec": {"value": provider_spec(zone, instance_type, role, release)},
                 },
             },
         },
     }
 
 
-def provider_spec(zone, instance_type, role="worker"):
+def provider_spec(zone, instance_type, role="worker", release=None):
     return {
-        "ami": {"id": AMI},
+        "ami": {"id": ami(release)},
         "apiVersion": "machine.openshift.io/v1beta1",
         "blockDevices": [
             {"ebs": {"encrypted": True, "iops": 0, "kmsKey": {"arn": ""}, "volumeSize": 120, "volumeType": "gp3"}}
@@ -200,7 +228,7 @@ def machine_suffix(name):
     return out
 
 
-def master_machine(index, zone):
+def master_machine(index, zone, release=None):
     name = "%s-master-%d" % (INFRA_NAME, index)
     return {
         "apiVersion": apis.MACHINES.api_version,
@@ -218,7 +246,7 @@ def master_machine(index, zone):
         "spec": {
             "lifecycleHooks": {},
             "metadata": {},
-            "providerSpec": {"value": provider_spec(zone, MASTER_TYPE, "master")},
+            "providerSpec": {"value": provider_spec(zone, MASTER_TYPE, "master", release)},
         },
     }
 
@@ -227,9 +255,10 @@ def data_url(text):
     return "data:text/plain;charset=utf-8;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def base_machineconfigs(role):
+def base_machineconfigs(role, release=None):
     """The MachineConfigs the MCO generates for a built-in pool (trimmed contents)."""
-    generated = {"machineconfiguration.openshift.io/generated-by-controller-version": "sim-4.16"}
+    build = _release(release)
+    generated = {"machineconfiguration.openshift.io/generated-by-controller-version": "sim-%s" % build.ocp}
     label = {"machineconfiguration.openshift.io/role": role}
 
     def mc(name, files=None, version="3.4.0", extra=None, annotated=True):
@@ -259,7 +288,7 @@ def base_machineconfigs(role):
                 ("/etc/kubernetes/cloud.conf", "[Global]\nRegion = %s\n" % REGION),
                 ("/etc/hostname.d/README", "hostname from AWS metadata\n"),
             ],
-            extra={"osImageURL": catalog.os_image_url(catalog.CLUSTER_RHCOS_BUILD), "kernelType": "default"},
+            extra={"osImageURL": catalog.os_image_url(build.build), "kernelType": "default"},
         ),
         mc(
             "01-%s-container-runtime" % role, [("/etc/crio/crio.conf.d/00-default", "[crio.runtime]\nselinux = true\n")]
@@ -324,9 +353,13 @@ def pool(role):
     }
 
 
-def dtk_imagestream():
-    """openshift/driver-toolkit: one tag per RHCOS build plus ``latest`` (openshift-releases.md section 2)."""
-    build = catalog.CLUSTER_RHCOS_BUILD
+def dtk_imagestream(release=None):
+    """openshift/driver-toolkit: one tag per RHCOS build plus ``latest`` (openshift-releases.md section 2).
+
+    The tag is the RHCOS build id, ``416.94.202406172220-0`` on 4.16 and
+    ``9.6.20250925-0`` on 4.19 (the new ``<RHEL x.y>.<date>-N`` scheme).
+    """
+    build = _release(release).build
     image = catalog.dtk_image(build)
     return {
         "apiVersion": apis.IMAGESTREAMS.api_version,
