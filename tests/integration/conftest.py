@@ -200,7 +200,7 @@ def failed_message(out):
     That is the last failed result: a failure that is not ignored ends the play, and the JSON callback does not
     mark ignored ones (a role may wait with ``ignore_errors`` and then fail with a message of its own).
     """
-    for _, res in reversed(task_results(out)):
+    for dummy, res in reversed(task_results(out)):
         if res.get("failed") and not res.get("ignore_errors"):
             return res.get("msg") or json.dumps(res)[:2000]
     return None
