@@ -121,7 +121,7 @@ options:
     description:
       - With O(strategy=entitlement), the Secret in O(namespace) holding the entitlement certificate and key
         (mounted into the build as C(etc-pki-entitlement)). It must exist.
-      - Empty (V("")) mounts no secret: the build relies on the cluster-wide entitlement (the C(entitlement) role's
+      - Empty (V("")) mounts no secret; the build relies on the cluster-wide entitlement (the C(entitlement) role's
         MachineConfigs), which CRI-O mounts into the build container on nodes that run it.
     type: str
     default: etc-pki-entitlement
