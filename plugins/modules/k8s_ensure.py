@@ -98,7 +98,7 @@ options:
       - MachineConfigs of the list (C(machineconfiguration.openshift.io)) are waited for on every
         MachineConfigPool whose C(machineConfigSelector) selects them, until the pool is C(Updated) on a rendered
         configuration that holds them with their files as given (with O(state=absent), that holds none of them
-        any more); C(progress) gets lines with the updated, updating and ready machine counts of each pool.
+        any more); RV(progress) gets a line per pool and change, with its machines updated, updating and ready.
         A pool with C(Degraded), C(NodeDegraded) or C(RenderDegraded) True fails the task at once with its reason
         and message.
       - Deletions (O(state=absent), O(prune)) are always waited for.

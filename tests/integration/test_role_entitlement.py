@@ -72,8 +72,8 @@ def make_pem(days_valid=365, days_ago=1, cert=True, key=True, other_key=False):
 
 
 @pytest.fixture(scope="module")
-def pems():
-    tmp = tempfile.mkdtemp(prefix="entitlement-", dir=BUILD)
+def pems(tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("entitlement"))
     good = make_pem()
     path = os.path.join(tmp, "entitlement.pem")
     with open(path, "w") as handle:
