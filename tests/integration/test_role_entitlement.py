@@ -182,14 +182,14 @@ def test_skipped_with_one_line_when_not_needed(cluster, dyn):
     ]
     tasks = [
         {"name": "case %d" % i, "ansible.builtin.include_role": {"name": "gpuops.cluster.entitlement"}, "vars": v}
-        for i, (v, _) in enumerate(cases)
+        for i, (v, dummy) in enumerate(cases)
     ]
     mark = cluster.audit.mark()
     out = run_playbook(cluster, tasks)
     assert failed_message(out) is None, failed_message(out)
     lines = [r.get("msg") for name, r in tasks_of(out) if name == "Say why entitlement is skipped" and "msg" in r]
     assert len(lines) == len(cases), lines
-    for line, (_, reason) in zip(lines, cases):
+    for line, (dummy, reason) in zip(lines, cases):
         assert line.startswith("entitlement: skipped - ") and reason in line, line
     ran = [name for name, r in tasks_of(out) if not r.get("skipped")]
     assert not any(n.startswith(("Write the", "Read the MachineConfigPools")) for n in ran), ran
@@ -203,15 +203,20 @@ BAD_INPUTS = [
     ("no cert", {"entitlement_pem": "KEY_ONLY"}, "entitlement: entitlement_pem: no certificate in it"),
     ("not a pem", {"entitlement_pem": "just text"}, "entitlement: entitlement_pem: no PEM certificate or private key"),
     ("foreign key", {"entitlement_pem": "OTHER_KEY"}, "entitlement: entitlement_pem: the private key does not belong"),
-    ("both", {"entitlement_pem": "GOOD", "entitlement_pem_file": "FILE"}, "entitlement: entitlement_pem_file and entitlement_pem: give exactly one of them (the path of the entitlement PEM on the controller, or the PEM text from a vaulted variable); both are set"),
-    ("neither", {}, "entitlement: entitlement_pem_file and entitlement_pem: give exactly one of them (the path of the entitlement PEM on the controller, or the PEM text from a vaulted variable); neither is set"),
+    ("both", {"entitlement_pem": "GOOD", "entitlement_pem_file": "FILE"},
+     "entitlement: entitlement_pem_file and entitlement_pem: give exactly one of them (the path of the entitlement PEM"
+        " on the controller, or the PEM text from a vaulted variable); both are set"),
+    ("neither", {}, "entitlement: entitlement_pem_file and entitlement_pem: give exactly one of them (the path of the entitlement PEM"
+        " on the controller, or the PEM text from a vaulted variable); neither is set"),
     ("missing file", {"entitlement_pem_file": "/nonexistent/entitlement.pem"}, "entitlement: entitlement_pem_file /nonexistent/entitlement.pem cannot be read"),
     ("bad pool name", {"entitlement_pem": "GOOD", "entitlement_pool": "Bad_Pool"}, "entitlement: entitlement_pool Bad_Pool is not a MachineConfigPool"),
-    ("unknown pool", {"entitlement_pem": "GOOD", "entitlement_pool": "gpu"}, "entitlement: entitlement_pool gpu is not a MachineConfigPool of this cluster (pools: master, worker)"),
+    ("unknown pool", {"entitlement_pem": "GOOD", "entitlement_pool": "gpu"},
+     "entitlement: entitlement_pool gpu is not a MachineConfigPool of this cluster (pools: master, worker)"),
     ("max unavailable 0", {"entitlement_pem": "GOOD", "entitlement_max_unavailable": 0}, "entitlement: entitlement_max_unavailable 0 is not an integer >= 1"),
     ("max unavailable 150%", {"entitlement_pem": "GOOD", "entitlement_max_unavailable": "150%"}, "entitlement: entitlement_max_unavailable 150% is not"),
     ("ignition 2.2", {"entitlement_pem": "GOOD", "entitlement_ignition_version": "2.2.0"}, "entitlement: entitlement_ignition_version 2.2.0 is not one of"),
-    ("namespace", {"entitlement_pem": "GOOD", "entitlement_test_namespace": "Bad_NS"}, "entitlement: entitlement_test_namespace Bad_NS must be a DNS-1123 label"),
+    ("namespace", {"entitlement_pem": "GOOD", "entitlement_test_namespace": "Bad_NS"},
+     "entitlement: entitlement_test_namespace Bad_NS must be a DNS-1123 label"),
     ("enabled typo", {"entitlement_pem": "GOOD", "entitlement_enabled": "maybe"}, "entitlement: entitlement_enabled must be auto, true or false (got maybe)"),
 ]  # fmt: skip
 
@@ -227,7 +232,7 @@ def test_bad_inputs_fail_in_preflight_naming_the_variable_with_zero_writes(clust
         "FILE": pems["file"],
     }
     tasks = []
-    for name, given, _ in BAD_INPUTS:
+    for name, given, dummy in BAD_INPUTS:
         role_vars = base_vars(**{k: texts.get(v, v) if isinstance(v, str) else v for k, v in given.items()})
         if "entitlement_enabled" in given:
             role_vars["entitlement_enabled"] = given["entitlement_enabled"]
@@ -238,7 +243,7 @@ def test_bad_inputs_fail_in_preflight_naming_the_variable_with_zero_writes(clust
     out = run_playbook(cluster, tasks)
     failures = [(n, r.get("msg", "")) for n, r in tasks_of(out) if r.get("failed")]
     assert len(failures) == len(BAD_INPUTS), failures
-    for (case, _, expected), (task, msg) in zip(BAD_INPUTS, failures):
+    for (case, dummy, expected), (task, msg) in zip(BAD_INPUTS, failures):
         assert msg.startswith(expected), (case, task, msg)
         assert task.startswith("Check"), (case, task)  # an assert of preflight, before any write
     assert cluster.audit.writes_since(mark) == []
@@ -390,7 +395,9 @@ def run_verbose(cluster, role_vars):
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-vvv", "-i", "localhost,"]
     cmd += ["-e", "ansible_connection=local", "-e", "ansible_python_interpreter=" + sys.executable, path]
     try:
-        proc = subprocess.run(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+        proc = subprocess.run(
+            cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900, check=False
+        )
     finally:
         os.remove(path)
     return proc.returncode, proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
