@@ -24,10 +24,11 @@ def platform_fact(result):
     raise AssertionError("preflight_platform was never set")
 
 
-def test_site_preflight_detects_the_platform_and_writes_nothing(cluster):
+def test_site_preflight_detects_the_platform_and_writes_nothing(cluster, tmp_path):
     assert os.path.isdir(BUILD)
     mark = cluster.audit.mark()
-    result = run_site(cluster, extra_vars=PREFLIGHT_ONLY)
+    # An existing report directory: creating one is the only change a first run may make.
+    result = run_site(cluster, extra_vars=dict(PREFLIGHT_ONLY, gpuops_reports_dir=str(tmp_path)))
     platform = platform_fact(result)
     assert platform["kubernetes_version"] == "v1.34.10"
     if cluster.profile == "openshift":
