@@ -339,6 +339,19 @@ class NodeAgent(Controller):
             )
         return min(wake) if wake else None
 
+    def _crash_loop(self, node, pod, log, clock, age, now, wake):
+        """A failing container under restartPolicy Always/OnFailure: CrashLoopBackOff, restarts growing."""
+        restarts = clock.restarts + max(int(age // self.timing()), 1)
+        state = podsim.waiting(
+            "CrashLoopBackOff",
+            "back-off restarting failed container",
+            restarts=restarts,
+            last_exit_code=1,
+            last_finished=now,
+        )
+        self.apply(node, pod, self.all_states(pod, state), log, clock)
+        wake.append(self.timing())
+
     def _entitlement_test(self, node, pod, kernel, boot, now, wake):
         """``dnf search kernel-devel`` in a UBI container: answered from the node's current rendered config."""
         clock = self.clock(pod, boot, now)
@@ -362,16 +375,7 @@ class NodeAgent(Controller):
         exit_code, log = entitlement.dnf_output(entitlement.search_term(pod), kernel, entitled)
         restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
         if exit_code and restart_policy != "Never":
-            restarts = clock.restarts + max(int(age // self.timing()), 1)
-            state = podsim.waiting(
-                "CrashLoopBackOff",
-                "back-off restarting failed container",
-                restarts=restarts,
-                last_exit_code=1,
-                last_finished=now,
-            )
-            self.apply(node, pod, self.all_states(pod, state), log, clock)
-            wake.append(self.timing())
+            self._crash_loop(node, pod, log, clock, age, now, wake)
             return
         state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
         self.apply(node, pod, self.all_states(pod, state), log, clock)
@@ -546,13 +550,4 @@ class NodeAgent(Controller):
                 node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), log, clock
             )
             return
-        restarts = clock.restarts + max(int(age // self.timing()), 1)
-        state = podsim.waiting(
-            "CrashLoopBackOff",
-            "back-off restarting failed container",
-            restarts=restarts,
-            last_exit_code=1,
-            last_finished=now,
-        )
-        self.apply(node, pod, self.all_states(pod, state), log, clock)
-        wake.append(self.timing())
+        self._crash_loop(node, pod, log, clock, age, now, wake)
