@@ -12,8 +12,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.cluster.plugins.module_utils import timeline
 
 
-def gpu_timeline(marks, nodes=None, machines=None, driver_pods=None):
-    return timeline.build(marks or [], nodes or [], machines or [], driver_pods or [])
+def gpu_timeline(marks, nodes=None, machines=None, pods=None, validated=None, driver_pods=None):
+    # driver_pods: the name of the pods argument before the toolkit/plugin steps existed.
+    return timeline.build(marks or [], nodes or [], machines or [], (pods or []) + (driver_pods or []), validated or {})
 
 
 def state_range(states, from_state=None, until_state=None):

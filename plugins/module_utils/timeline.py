@@ -12,7 +12,12 @@ The steps and where their time comes from (no anchor publishes this; every value
   MachineConfig rollout, moves it: then it is reported after the labels and flagged);
 * ``nfd_labelled``: the ``time`` of the managedFields entry that owns the NFD GPU label (the last write of
   NFD's labels by their manager);
-* ``driver_ready``: the ``lastTransitionTime`` of the Ready condition of the driver pod on the node.
+* ``driver_ready``: the ``lastTransitionTime`` of the Ready condition of the driver pod on the node;
+* ``toolkit_ready``: the same for the container toolkit pod;
+* ``allocatable``: the same for the device plugin pod, counted only while the node advertises GPUs in
+  ``status.allocatable`` (a node's managedFields time for its status moves with every kubelet heartbeat, so
+  the plugin's Ready is the honest time the resource appeared);
+* ``validated``: when ``gpu_validation`` last validated the node (its record).
 
 Plus the wall time of each state of the run (start/end marks recorded by the playbook).
 """
@@ -26,14 +31,34 @@ import datetime
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import NVIDIA_PCI_LABELS, is_gpu_node
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import condition, dig, name_of
 
-STEPS = ("machine_created", "node_created", "node_ready", "nfd_labelled", "driver_ready")
+STEPS = (
+    "machine_created",
+    "node_created",
+    "node_ready",
+    "nfd_labelled",
+    "driver_ready",
+    "toolkit_ready",
+    "allocatable",
+    "validated",
+)
 PHASES = (
     ("provision", "machine_created", "node_created"),
     ("boot", "node_created", "node_ready"),
     ("nfd", "node_ready", "nfd_labelled"),
     ("driver", "nfd_labelled", "driver_ready"),
+    ("toolkit", "driver_ready", "toolkit_ready"),
+    ("plugin", "toolkit_ready", "allocatable"),
+    ("validate", "allocatable", "validated"),
 )
 MACHINE_ANNOTATION = "machine.openshift.io/machine"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+# Pod component -> the step its Ready marks. A pod without the label is a driver pod (older callers).
+POD_STEPS = {
+    "nvidia-driver": "driver_ready",
+    "nvidia-container-toolkit": "toolkit_ready",
+    "nvidia-device-plugin": "allocatable",
+}
+GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
 
 
 def parse_time(value):
@@ -86,43 +111,76 @@ def ready_time(obj):
     return parse_time(cond.get("lastTransitionTime"))
 
 
-def node_steps(node, machines_by_name, driver_pods_by_node):
+def advertises_gpus(node):
+    allocatable = dig(node, ("status", "allocatable")) or {}
+    for key, value in allocatable.items():
+        if key in GPU_RESOURCES or key.startswith("nvidia.com/mig-"):
+            try:
+                if int(str(value)) > 0:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def node_steps(node, machines_by_name, pods, validated=None):
     machine_ref = dig(node, ("metadata", "annotations", MACHINE_ANNOTATION)) or ""
     machine = machines_by_name.get(machine_ref.split("/")[-1]) if machine_ref else None
-    pods = driver_pods_by_node.get(name_of(node), [])
-    driver_ready = [t for t in (ready_time(p) for p in pods) if t]
-    return {
+    ready = {}
+    for pod in pods:
+        step = POD_STEPS.get((dig(pod, ("metadata", "labels")) or {}).get(COMPONENT_LABEL) or "nvidia-driver")
+        when = ready_time(pod)
+        if step and when:
+            ready.setdefault(step, []).append(when)
+    if not advertises_gpus(node):
+        ready.pop("allocatable", None)
+    steps = {
         "machine_created": parse_time(dig(machine, ("metadata", "creationTimestamp"))) if machine else None,
         "node_created": parse_time(dig(node, ("metadata", "creationTimestamp"))),
         "node_ready": ready_time(node),
         "nfd_labelled": label_time(node),
-        "driver_ready": max(driver_ready) if driver_ready else None,
+        "validated": parse_time((validated or {}).get(name_of(node))),
     }
+    for step in POD_STEPS.values():
+        steps[step] = max(ready[step]) if ready.get(step) else None
+    return steps
 
 
 def phase_seconds(steps):
-    """Seconds per phase; None when a step is missing. A negative span (a later reboot) is kept, and flagged."""
+    """Seconds per phase; None when a step is missing. A negative span (a later reboot) is kept, and flagged.
+
+    ``total``: from the first known step to the last step reached in order (driver Ready at least).
+    """
     out = {}
     for phase, start, end in PHASES:
         a, b = steps.get(start), steps.get(end)
         out[phase] = round((b - a).total_seconds(), 1) if a and b else None
     known = [steps[s] for s in STEPS if steps.get(s)]
-    out["total"] = round((steps["driver_ready"] - known[0]).total_seconds(), 1) if steps.get("driver_ready") else None
+    last = None
+    for step in ("driver_ready", "toolkit_ready", "allocatable", "validated"):
+        if not steps.get(step):
+            break
+        last = steps[step]
+    out["total"] = round((last - known[0]).total_seconds(), 1) if last else None
     return out
 
 
-def node_timeline(nodes, machines=None, driver_pods=None):
-    """One row per GPU node (NFD label, or a Machine from a GPU MachineSet), in name order."""
+def node_timeline(nodes, machines=None, pods=None, validated=None):
+    """One row per GPU node (NFD label, or a pod of the GPU stack on it), in name order.
+
+    ``pods``: pods of the GPU stack (driver, toolkit, device plugin; by ``app.kubernetes.io/component``);
+    ``validated``: {node: RFC 3339 time it was last validated}.
+    """
     machines_by_name = dict((name_of(m), m) for m in machines or [])
     pods_by_node = {}
-    for pod in driver_pods or []:
+    for pod in pods or []:
         pods_by_node.setdefault(dig(pod, ("spec", "nodeName")), []).append(pod)
     rows = []
     for node in sorted(nodes or [], key=name_of):
         labels = dig(node, ("metadata", "labels")) or {}
         if not is_gpu_node(labels) and name_of(node) not in pods_by_node:
             continue
-        steps = node_steps(node, machines_by_name, pods_by_node)
+        steps = node_steps(node, machines_by_name, pods_by_node.get(name_of(node), []), validated)
         seconds = phase_seconds(steps)
         row = {
             "node": name_of(node),
@@ -162,29 +220,23 @@ def table(states, rows):
     for s in states:
         lines.append("{0:<16} {1:>9}  {2}".format(s["state"], fmt_seconds(s["seconds"]), s.get("result") or ""))
     lines.append("")
-    head = ["node", "provision", "boot", "nfd", "driver", "total"]
+    head = ["node"] + [p[0] for p in PHASES] + ["total"]
     width = max([len(h) for h in head[:1]] + [len(r["node"]) for r in rows]) if rows else 4
-    lines.append("{0:<{w}} {1:>9} {2:>7} {3:>7} {4:>7} {5:>7}".format(*head, w=width))
+    row_fmt = "{0:<{w}} {1:>9}" + "".join(" {%d:>8}" % i for i in range(2, len(head)))
+    lines.append(row_fmt.format(*head, w=width))
     for r in rows:
         sec = r["seconds"]
+        cells = [fmt_seconds(sec[p[0]]) for p in PHASES] + [fmt_seconds(sec["total"])]
         lines.append(
-            "{0:<{w}} {1:>9} {2:>7} {3:>7} {4:>7} {5:>7}{6}".format(
-                r["node"],
-                fmt_seconds(sec["provision"]),
-                fmt_seconds(sec["boot"]),
-                fmt_seconds(sec["nfd"]),
-                fmt_seconds(sec["driver"]),
-                fmt_seconds(sec["total"]),
-                "  (Ready moved later: a reboot)" if r["out_of_order"] else "",
-                w=width,
-            )
+            row_fmt.format(r["node"], *cells, w=width)
+            + ("  (Ready moved later: a reboot)" if r["out_of_order"] else "")
         )
     if not rows:
         lines.append("(no GPU node yet)")
     return lines
 
 
-def build(marks, nodes, machines=None, driver_pods=None):
+def build(marks, nodes, machines=None, pods=None, validated=None):
     states = state_timeline(marks)
-    rows = node_timeline(nodes, machines, driver_pods)
+    rows = node_timeline(nodes, machines, pods, validated)
     return {"states": states, "nodes": rows, "table": table(states, rows)}

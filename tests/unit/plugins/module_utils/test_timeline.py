@@ -63,7 +63,16 @@ def test_phases_of_a_gpu_node_from_machine_to_driver():
         [pod("gpu-a", "2026-11-23T10:02:20Z")],
     )
     assert [r["node"] for r in rows] == ["gpu-a"]
-    assert rows[0]["seconds"] == {"provision": 30.0, "boot": 30.0, "nfd": 20.0, "driver": 60.0, "total": 140.0}
+    assert rows[0]["seconds"] == {
+        "provision": 30.0,
+        "boot": 30.0,
+        "nfd": 20.0,
+        "driver": 60.0,
+        "toolkit": None,
+        "plugin": None,
+        "validate": None,
+        "total": 140.0,
+    }
     assert rows[0]["out_of_order"] is False
     assert rows[0]["kernel"].startswith("5.14.0")
 
@@ -139,3 +148,41 @@ def test_state_range_names_the_variable():
         timeline.state_range(STATES, None, "toolkit")
     with pytest.raises(ValueError, match="comes after"):
         timeline.state_range(STATES, "driver", "nfd")
+
+
+def stack_pod(node_name, component, ready_at):
+    p = pod(node_name, ready_at)
+    p["metadata"] = {"name": component + "-" + node_name, "labels": {"app.kubernetes.io/component": component}}
+    return p
+
+
+def test_stack_phases_up_to_validated():
+    n = node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:40Z")
+    n["status"]["allocatable"] = {"cpu": "4", "nvidia.com/gpu": "4"}
+    pods = [
+        stack_pod("gpu-a", "nvidia-driver", "2026-11-23T10:01:40Z"),
+        stack_pod("gpu-a", "nvidia-container-toolkit", "2026-11-23T10:01:50Z"),
+        stack_pod("gpu-a", "nvidia-device-plugin", "2026-11-23T10:02:00Z"),
+        stack_pod("gpu-a", "dcgm-exporter", "2026-11-23T10:09:00Z"),  # not a step: ignored
+    ]
+    row = timeline.node_timeline([n], [], pods, {"gpu-a": "2026-11-23T10:02:30Z"})[0]
+    sec = row["seconds"]
+    assert (sec["driver"], sec["toolkit"], sec["plugin"], sec["validate"]) == (60.0, 10.0, 10.0, 30.0)
+    assert sec["total"] == 150.0
+    lines = timeline.table([], [row])
+    assert "validate" in lines[2] and lines[3].split()[-1] == "150.0"
+
+
+def test_plugin_ready_without_allocatable_gpus_is_not_a_step():
+    # The plugin pod is Ready but the node advertises nothing (e.g. it registered no device).
+    n = node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:40Z")
+    n["status"]["allocatable"] = {"nvidia.com/gpu": "0"}
+    pods = [
+        stack_pod("gpu-a", "nvidia-driver", "2026-11-23T10:01:40Z"),
+        stack_pod("gpu-a", "nvidia-container-toolkit", "2026-11-23T10:01:50Z"),
+        stack_pod("gpu-a", "nvidia-device-plugin", "2026-11-23T10:02:00Z"),
+    ]
+    row = timeline.node_timeline([n], [], pods, {"gpu-a": "2026-11-23T10:02:30Z"})[0]
+    assert row["steps"]["allocatable"] is None and row["seconds"]["plugin"] is None
+    # total stops at the last step reached in order, not at a validation that followed no allocatable.
+    assert row["seconds"]["total"] == 110.0
