@@ -12,6 +12,7 @@ import os
 
 import pytest
 from conftest import BUILD, PREFLIGHT_ONLY, run_site, state_lines, task_results_of
+from inventory import differences, inventory
 
 pytestmark = pytest.mark.integration
 
@@ -99,8 +100,18 @@ def test_site_check_mode_on_a_fresh_cluster_runs_to_the_end_and_writes_nothing(c
     assert not os.path.exists(os.path.join(str(tmp_path), "timeline.json"))
 
 
+def gpu_leftovers(cluster):
+    """GPU MachineSets (ours), their Machines and Nodes, and nodes advertising GPUs."""
+    inv = inventory(cluster.api)
+    left = [k for k, v in inv.get("MachineSet", {}).items() if v["labels"].get("gpuops.cluster/owner")]
+    left += [k for k, v in inv.get("Machine", {}).items() if "-gpu-" in k]
+    left += [k for k, v in inv.get("Node", {}).items() if v["gpu_resources"] or "-gpu-" in k]
+    return left
+
+
 def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path):
     reports = str(tmp_path)
+    before = inventory(cluster.api)
     try:
         first = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
         with open(os.path.join(reports, "timeline.json")) as f:
@@ -121,6 +132,9 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path
         assert cluster.audit.writes_since(mark) == []
     finally:
         run_site(cluster, playbook="teardown.yml")
+    # Teardown returns the cluster to what it was before site.yml.
+    assert gpu_leftovers(cluster) == []
+    assert differences(before, inventory(cluster.api)) == []
     # A second teardown changes nothing.
     mark = cluster.audit.mark()
     again = run_site(cluster, playbook="teardown.yml")
