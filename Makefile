@@ -58,7 +58,7 @@ build-collection: venv ## build the tarball and prove it installs offline and an
 	bash tests/build_check.sh
 
 integration: collection binaries ## integration tests on the real local control plane (started and stopped here)
-	$(BIN)/pytest -v tests/integration $(PYTEST_ARGS)
+	$(BIN)/pytest -v --durations=40 tests/integration $(PYTEST_ARGS)
 
 molecule: collection binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
 	@running=$$($(BIN)/python tests/localcluster/cluster.py status | grep -q '"api_ready": true' && echo yes || echo no); \
