@@ -331,8 +331,8 @@ def container_config(pod, node_name, read_configmap):
     container = (spec.get("containers") or [{}])[0]
     args = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
 
-    def setting(env_name, long_name, short_name):
-        value = _flag(args, long_name, short_name)
+    def setting(env_name, long_name=None, short_name=None):
+        value = _flag(args, long_name, short_name) if long_name else None
         if value is not None:
             return value
         item = _env(container, env_name)
@@ -354,7 +354,7 @@ def container_config(pod, node_name, read_configmap):
         host, _sep, port_text = listen.rpartition(":")
         address = host.strip("[]")
         port = int(port_text)
-    node_env = setting("NODE_NAME", "node-name-never-a-flag", "\0")
+    node_env = setting("NODE_NAME")  # env only, as internal/pkg/hostname reads it
     if node_env:
         hostname = node_env
     elif spec.get("hostNetwork"):

@@ -123,6 +123,8 @@ def test_allocated_gpu_carries_pod_labels_and_works_harder():
     assert "pod" not in idle[0] and idle[1] == 0
     assert (used[0]["namespace"], used[0]["pod"], used[0]["container"]) == ("team-a", "train-0", "cuda")
     assert used[1] > 0
+    free = families["DCGM_FI_DEV_FB_FREE"]["samples"][1][1]
+    assert 0 < used[1] < 15360 and 0 < free < 15360 - used[1]
     temps = families["DCGM_FI_DEV_POWER_USAGE"]["samples"]
     assert temps[1][1] > temps[0][1] and temps[1][1] <= POWER_CAP_W["Tesla-T4"]
     # Without DCGM_EXPORTER_KUBERNETES the mapping is off, as in the real exporter.
