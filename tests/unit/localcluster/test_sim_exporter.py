@@ -312,3 +312,34 @@ def test_pod_network_slots_are_distinct_per_cluster_and_stale_claims_are_reused(
     assert c == a and (tmp_path / ("slot-%03d" % a)).read_text() == "/w/c"
     with pytest.raises(RuntimeError, match="no free pod network slot"):
         cluster.claim_podnet_slot("/w/d", str(tmp_path), alive=lambda w: True)
+
+
+def test_the_monitoring_roles_daemonset_shape_subpath_counters_and_new_host_label():
+    """Counters file mounted by subPath (as the monitoring role and the GPU Operator do), image 4.6.0-4.8.3."""
+    pod = exporter_pod(
+        env=[
+            {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
+            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+            {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcgm-metrics.csv"},
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}},
+        ],
+        volumes=[
+            {"name": "pod-gpu-resources", "hostPath": {"path": "/var/lib/kubelet/pod-resources"}},
+            {"name": "counters", "configMap": {"name": "nvidia-dcgm-exporter-counters", "defaultMode": 420}},
+        ],
+        mounts=[
+            {"name": "pod-gpu-resources", "mountPath": "/var/lib/kubelet/pod-resources", "readOnly": True},
+            {
+                "name": "counters",
+                "mountPath": "/etc/dcgm-exporter/dcgm-metrics.csv",
+                "subPath": "dcgm-metrics.csv",
+                "readOnly": True,
+            },
+        ],
+    )
+    maps = {"nvidia-dcgm-exporter-counters": {"dcgm-metrics.csv": CUSTOM}}
+    config = exporter.container_config(pod, "gpu-1", maps.get)
+    families = parse_exposition(exporter.render(config, exporter.node_gpus("gpu-1", "NVIDIA-A10G", 1, 23028), "580.0"))
+    assert list(families) == ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED"]
+    labels = families["DCGM_FI_DEV_GPU_TEMP"]["samples"][0][0]
+    assert labels["hostname"] == "gpu-1" and "Hostname" not in labels and config.port == 9400
