@@ -418,6 +418,7 @@ class LocalCluster(object):
         ]
         if openshift_version:
             cmd += ["--openshift-version", openshift_version]
+        pod_cidr = pod_cidr or self.podnet()  # a restarted controllers process keeps the cluster's network
         if pod_cidr:
             cmd += ["--pod-cidr", pod_cidr]
         self.spawn("sim-controllers", cmd, env=env)
