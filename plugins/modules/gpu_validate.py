@@ -36,7 +36,8 @@ description:
     labels do not tell the number of physical GPUs, at least one). The endpoint is read
     through the API server proxy, so the machine running Ansible needs no pod network -
     C(/api/v1/namespaces/<ns>/pods/<exporter pod>:<port>/proxy/metrics) per node (O(metrics_via=pod)), or
-    once through C(/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/metrics) (O(metrics_via=service)),
+    through C(/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/metrics) (O(metrics_via=service); each
+    request reaches one ready endpoint, so it is repeated, at most 8 times per node, until every node answered),
     series being attributed to nodes by their C(Hostname) (or, in newer exporters, C(hostname)) label; series
     without it (an exporter run with C(--no-hostname)) are credited to no node, and the check fails telling
     to use O(metrics_via=pod). When the API server cannot reach the

@@ -42,6 +42,7 @@ from gpu_nodes import (
     wait_until,
 )
 from kubernetes import client
+from simopenshift import control
 
 pytestmark = pytest.mark.integration
 
@@ -184,9 +185,32 @@ def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, t
     assert int(suite.get("skipped")) == 1  # its vectoradd, with the reason
 
 
-def test_metrics_without_pod_network_is_reported_unreachable(cluster, stack, ansible_task):
-    # The local cluster has no pod network: the API server cannot dial the exporter pods, so the
-    # check must say "unreachable" (with the proxy error), never pass.
+def test_metrics_of_a_crashed_exporter_are_reported_unreachable(cluster, stack, ansible_task):
+    # The node's exporter crash-loops (the simulator's lever; without a routed pod network the result is the
+    # same): the API server cannot dial the exporter pod, so the check must say "unreachable" (with the proxy
+    # error), never pass. tests/integration/test_sim_exporter_metrics.py proves the passing side.
+    node = stack.healthy[0]
+    control.exporter_down(cluster.api, node)
+    try:
+        wait_until(
+            lambda: not any(
+                c.type == "Ready" and c.status == "True"
+                for p in stack.core.list_namespaced_pod(
+                    stack.ns,
+                    label_selector="app.kubernetes.io/component=dcgm-exporter",
+                    field_selector="spec.nodeName=" + node,
+                ).items
+                for c in p.status.conditions or []
+            ),
+            30,
+            what="dcgm-exporter not Ready on " + node,
+        )
+        _unreachable_on(cluster, stack, ansible_task)
+    finally:
+        control.exporter_up(cluster.api, node)
+
+
+def _unreachable_on(cluster, stack, ansible_task):
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, base_args(stack, checks=["metrics"], node_names=[stack.healthy[0]]))
     assert result.get("failed"), result

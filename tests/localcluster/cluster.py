@@ -76,6 +76,14 @@ BARE_GPU_ZONES = ("us-east-2a", "us-east-2b", "us-east-2c")
 KUBELET_VERSION = "v1.34.10"  # versions.env KUBERNETES_VERSION
 CONTAINERD_VERSION = "containerd://1.7.27"
 
+# Simulated pod network (agent-owned pods, so the dcgm-exporter is reachable through the
+# API server's pod and service proxy): each cluster claims one /22 of OpenShift's
+# clusterNetwork 10.128.0.0/14 in PODNET_DIR and routes it to the host
+# (``ip route add local <cidr> dev lo``); ``down`` removes only its own route and claim.
+PODNET_DIR = os.environ.get("GPUOPS_PODNET_DIR", "/tmp/gpuops-localcluster-podnet")
+PODNET_SLOTS = 256
+PODNET_FILE = "podnet.json"
+
 ORDER = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "sim-controllers"]
 
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
@@ -394,7 +402,7 @@ class LocalCluster(object):
             yaml.safe_dump_all(stages, f, sort_keys=False)
         return path
 
-    def start_sim(self, profile, openshift_version=None):
+    def start_sim(self, profile, openshift_version=None, pod_cidr=None):
         env = os.environ.copy()
         env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
         cmd = [
@@ -410,7 +418,55 @@ class LocalCluster(object):
         ]
         if openshift_version:
             cmd += ["--openshift-version", openshift_version]
+        pod_cidr = pod_cidr or self.podnet()  # a restarted controllers process keeps the cluster's network
+        if pod_cidr:
+            cmd += ["--pod-cidr", pod_cidr]
         self.spawn("sim-controllers", cmd, env=env)
+
+    # ------------------------------------------------------------ pod network
+    def podnet_up(self):
+        """Claim and route this cluster's pod network; -> its CIDR, or None (warned once) without CAP_NET_ADMIN."""
+        try:
+            slot = claim_podnet_slot(self.workdir)
+        except (OSError, RuntimeError) as exc:
+            log("warning: no simulated pod network ({0}); dcgm-exporter metrics are unreachable".format(exc))
+            return None
+        cidr = podnet_cidr(slot)
+        ok, error = _ip_route("add", cidr)
+        if not ok and "File exists" in error:
+            ok = True  # left by a stopped cluster that held this slot; ours now
+        if not ok:
+            release_podnet_slot(self.workdir, slot)
+            log(
+                "warning: cannot route the simulated pod network {0} to this host ({1}; needs root or "
+                "CAP_NET_ADMIN): pods keep unroutable IPs and the simulated dcgm-exporter is unreachable "
+                "(gpu_validate's metrics check reports 'unreachable')".format(cidr, error or "ip route failed")
+            )
+            return None
+        with open(os.path.join(self.workdir, PODNET_FILE), "w") as f:
+            json.dump({"slot": slot, "cidr": cidr, "route": "local {0} dev lo".format(cidr)}, f)
+        log("pod network {0} routed locally (ip route add local {0} dev lo)".format(cidr))
+        return cidr
+
+    def podnet_down(self):
+        path = os.path.join(self.workdir, PODNET_FILE)
+        try:
+            with open(path) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            return
+        ok, error = _ip_route("del", record["cidr"])
+        if not ok and "No such process" not in error:
+            log("warning: could not remove route local {0} dev lo: {1}".format(record["cidr"], error))
+        release_podnet_slot(self.workdir, record["slot"])
+        os.remove(path)
+
+    def podnet(self):
+        try:
+            with open(os.path.join(self.workdir, PODNET_FILE)) as f:
+                return json.load(f).get("cidr")
+        except (OSError, ValueError):
+            return None
 
     # ------------------------------------------------------------------ nodes
     def api_client(self, who="admin"):
@@ -516,17 +572,18 @@ class LocalCluster(object):
         self.start_controllers(bins)
         self.start_kwok(bins)
         names = self.create_nodes(profile, workers, gpu_nodes, gpu_capacity, gpu_node_mode)
+        pod_cidr = self.podnet_up()
         if profile == "openshift":
             sys.path.insert(0, HERE)
             from simopenshift import install
 
             install.install(self.api_client(), openshift_version=openshift_version)
-            self.start_sim(profile, openshift_version)
+            self.start_sim(profile, openshift_version, pod_cidr)
         else:
             # kwok leaves NVIDIA component pods and pods asking for nvidia.com/gpu
             # to the GPU node agent (kubelet + NVIDIA stack stand-in), so it runs
             # on plain Kubernetes too.
-            self.start_sim("kubernetes")
+            self.start_sim("kubernetes", pod_cidr=pod_cidr)
         self.wait_nodes_ready(names)
         self.wait_default_sa()
         if profile == "openshift":
@@ -541,6 +598,7 @@ class LocalCluster(object):
             "bins": bins,
             "started": time.time(),
             "startup_seconds": round(time.time() - t0, 1),
+            "pod_cidr": pod_cidr,
         }
         with open(self.state_file, "w") as f:
             json.dump(state, f, indent=2)
@@ -575,12 +633,101 @@ class LocalCluster(object):
         left = self.leftovers()
         if left:
             raise RuntimeError("processes left behind: {0}".format(left))
+        self.podnet_down()
         for sub in ("etcd",):
             shutil.rmtree(os.path.join(self.workdir, sub), ignore_errors=True)
         if os.path.exists(self.state_file):
             os.remove(self.state_file)
         if not quiet:
             log("stopped; no process left")
+
+
+def podnet_cidr(slot):
+    """The /22 of 10.128.0.0/14 with index ``slot`` (0-255)."""
+    if not 0 <= slot < PODNET_SLOTS:
+        raise ValueError("pod network slot out of range: {0}".format(slot))
+    return "10.{0}.{1}.0/22".format(128 + slot // 64, (slot % 64) * 4)
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cluster_alive(workdir):
+    """True while the cluster of ``workdir`` has a live kube-apiserver."""
+    try:
+        with open(os.path.join(workdir, "pids", "kube-apiserver.pid")) as f:
+            return _pid_alive(int(f.read().strip()))
+    except (OSError, ValueError):
+        return False
+
+
+def claim_podnet_slot(workdir, directory=None, alive=cluster_alive):
+    """Claim a free pod network slot for ``workdir`` (O_EXCL files in ``directory``); -> slot.
+
+    A slot held by a work directory whose cluster is gone is taken over.
+    """
+    directory = directory or PODNET_DIR
+    if not os.path.isdir(directory):
+        os.makedirs(directory, exist_ok=True)
+        try:
+            os.chmod(directory, 0o1777)  # shared by every user's clusters, like /tmp
+        except OSError:
+            pass
+    first = int(_fake_hex("podnet", workdir)[:4], 16) % PODNET_SLOTS
+    for n in range(PODNET_SLOTS):
+        slot = (first + n) % PODNET_SLOTS
+        path = os.path.join(directory, "slot-{0:03d}".format(slot))
+        for _attempt in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    with open(path) as f:
+                        owner = f.read().strip()
+                except OSError:
+                    owner = ""
+                if owner == workdir:
+                    return slot
+                if owner and not alive(owner):
+                    try:
+                        os.remove(path)  # stale claim of a stopped cluster
+                    except OSError:
+                        break
+                    continue
+                break
+            with os.fdopen(fd, "w") as f:
+                f.write(workdir)
+            return slot
+    raise RuntimeError("no free pod network slot in {0}".format(directory))
+
+
+def release_podnet_slot(workdir, slot, directory=None):
+    path = os.path.join(directory or PODNET_DIR, "slot-{0:03d}".format(slot))
+    try:
+        with open(path) as f:
+            if f.read().strip() != workdir:
+                return
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _ip_route(action, cidr):
+    """(ok, error) of ``ip route <action> local <cidr> dev lo``."""
+    try:
+        proc = subprocess.run(
+            ["ip", "route", action, "local", cidr, "dev", "lo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except OSError as exc:
+        return False, str(exc)
+    return proc.returncode == 0, proc.stderr.decode("utf-8", "replace").strip()
 
 
 def wait_for_seeded(cluster, timeout=40):

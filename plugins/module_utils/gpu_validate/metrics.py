@@ -113,13 +113,36 @@ def proxy_get(client, path):
     return to_text(data)
 
 
+SERVICE_READS_PER_NODE = 8  # the proxy picks one ready endpoint at random per request
+
+
+def _read_every_exporter(client, url, node_names):
+    """Concatenated answers of repeated service proxy reads, until every node's host label was seen.
+
+    Each request reaches ONE exporter (a random ready endpoint), so one read only ever covers one node;
+    at most ``SERVICE_READS_PER_NODE`` reads per node are made (a node whose exporter is not an endpoint
+    is never seen and is reported from the last answers).
+    """
+    texts, missing = [], set(node_names)
+    for _attempt in range(max(1, SERVICE_READS_PER_NODE * len(node_names))):
+        text = proxy_get(client, url)
+        texts.append(text)
+        hosts = [series_host(labels) for labels, _value in parse_metric(text)]
+        if not any(hosts):
+            break  # no host labels (--no-hostname): more reads cannot tell nodes apart
+        missing = set(n for n in missing if not any(h and names_node(h, n) for h in hosts))
+        if not missing:
+            break
+    return "\n".join(texts)
+
+
 def _via_service(cfg, client, nodes, expected):
     ns, port, path = cfg["metrics_namespace"], cfg["metrics_port"], cfg["metrics_path"]
     service = cfg["metrics_service"] or "nvidia-dcgm-exporter"
     url = "/api/v1/namespaces/{0}/services/{1}:{2}/proxy{3}".format(ns, service, port, path)
     where = "service proxy " + url
     try:
-        text = proxy_get(client, url)
+        text = _read_every_exporter(client, url, [n["metadata"]["name"] for n in nodes])
     except Exception as exc:
         return dict((n["metadata"]["name"], unreachable(where, api_message(exc))) for n in nodes)
     results = {}

@@ -25,7 +25,11 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
 4. **gpu-feature-discovery**: Ready with driver and toolkit; the node gets the
    ``nvidia.com/*`` labels of seed 004 (product, count, memory, family,
    compute capability, cuda driver/runtime versions, machine).
-5. **dcgm-exporter**: Ready with driver and toolkit.
+5. **dcgm-exporter**: Ready with driver and toolkit; a Ready exporter pod
+   serves ``/metrics`` and ``/health`` on its pod IP and port (``exporter.py``:
+   the real exposition format, counters from its CSV) while the pod is Ready and
+   the node Ready. Node annotation ``sim.gpuops.io/dcgm-exporter: down`` makes
+   it crash-loop (not Ready, nothing listening).
 6. **validation and GPU workloads**: run-to-completion pods (restartPolicy
    Never/OnFailure) Succeed with the vectorAdd "Test PASSED" text or an
    nvidia-smi table when the stack is ready, and Fail (or crash-loop, for
@@ -51,7 +55,7 @@ __metaclass__ = type
 
 import time
 
-from simopenshift import apis, catalog, entitlement, gpustack, mco, mig, podsim
+from simopenshift import apis, catalog, entitlement, exporter, gpustack, mco, mig, podsim
 from simopenshift.kube import (
     CONFIGMAPS,
     NODES,
@@ -66,6 +70,12 @@ from simopenshift.kube import (
 )
 
 DRIVER, TOOLKIT, PLUGIN, GFD, DCGM, VALIDATION = catalog.COMPONENTS
+# Test lever: the node's dcgm-exporter crashes (DCGM host engine unreachable) while this annotation says "down".
+ANN_EXPORTER = catalog.SIM_PREFIX + "dcgm-exporter"
+EXPORTER_CRASH_LOG = (
+    'time="{0}" level=info msg="Starting dcgm-exporter"\n'
+    'time="{0}" level=fatal msg="Error connecting to nv-hostengine: Host engine connection invalid/disconnected"\n'
+)
 
 
 class PodClock(object):
@@ -93,6 +103,9 @@ class NodeAgent(Controller):
             self.builds = self.informer(apis.BUILDS)
             self.machineconfigs = self.informer(apis.MACHINECONFIGS)
         self.logs = podsim.LogStore(self.client, self.manager.workdir)
+        self.exporters = exporter.Listeners()
+        self.exporter_views = {}
+        self.started = time.time()
         self.clocks = {}
         self.gfd_stamp = {}
         self.nodes.add_handler(self.enqueue_obj)
@@ -104,6 +117,11 @@ class NodeAgent(Controller):
         if etype == "DELETED":
             self.clocks.pop(meta(pod).get("uid"), None)
             self.logs.forget(pod)
+            self.exporters.stop(meta(pod).get("uid"))
+            self.exporter_views.pop(meta(pod).get("uid"), None)
+            podsim.NETWORK.release(pod)
+        elif meta(pod).get("deletionTimestamp"):
+            self.exporters.stop(meta(pod).get("uid"))
         if node and (gpustack.agent_owned(pod) or (old and gpustack.agent_owned(old))):
             self.enqueue(node)
 
@@ -194,6 +212,7 @@ class NodeAgent(Controller):
     def reconcile(self, key):
         node = self.nodes.get(key)
         if not node or meta(node).get("deletionTimestamp"):
+            self.exporters.stop_node(key)
             return None
         pods = [
             p
@@ -204,6 +223,7 @@ class NodeAgent(Controller):
         managed = bool(hw.instance_type) or catalog.ANN_GPU_COUNT in annotations_of(node)
         frozen = not node_ready(node) or catalog.LABEL_NOT_READY in labels_of(node)
         if frozen:
+            self.exporters.stop_node(key)  # the node's network is gone with it
             return None  # kubelet down: nothing changes on the node
         info = (node.get("status") or {}).get("nodeInfo") or {}
         kernel = info.get("kernelVersion")
@@ -320,15 +340,9 @@ class NodeAgent(Controller):
         )
         if managed:
             self._gfd(node, hw, gfd_ready and has_gpu, driver_version, (replicas, strategy, rename), mig_layout)
-        self._dependent(
-            node,
-            by.get(DCGM, []),
-            stack_ready,
-            boot,
-            now,
-            wake,
-            "Starting dcgm-exporter\nDCGM successfully initialized!\n"
-            "Collecting DCP Metrics\nStarting webserver\nListening on :9400\n",
+        gpu_pods = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
+        self._exporters(
+            node, by.get(DCGM, []), stack_ready, boot, now, wake, (hw, gpu_count, driver_version, mig_layout), gpu_pods
         )
 
         # 6. validation and GPU workloads
@@ -338,6 +352,57 @@ class NodeAgent(Controller):
                 node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version, boot, now, wake
             )
         return min(wake) if wake else None
+
+    def _exporters(self, node, pods, stack_ready, boot, now, wake, gpu_facts, gpu_pods):
+        """dcgm-exporter pods: status like the other operands, plus a listener per Ready pod."""
+        hw, gpu_count, driver_version, mig_layout = gpu_facts
+        down = annotations_of(node).get(ANN_EXPORTER) == "down"
+        serving = set()
+        for pod in pods:
+            uid = meta(pod).get("uid")
+            clock = self.clock(pod, boot, now)
+            try:
+                config = exporter.container_config(
+                    pod,
+                    name_of(node),
+                    lambda name, ns=namespace_of(pod): (self.configmaps.get(name, ns) or {}).get("data"),
+                )
+                failure = None
+            except ValueError as exc:
+                config, failure = None, str(exc)
+            if stack_ready and (down or failure):
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+                log = EXPORTER_CRASH_LOG.format(stamp)
+                if failure:
+                    log = 'time="{0}" level=fatal msg="{1}"\n'.format(stamp, failure)
+                self._crash_loop(node, pod, log, clock, now - clock.started, now, wake)
+                continue
+            ready = self._dependent(
+                node,
+                [pod],
+                stack_ready,
+                boot,
+                now,
+                wake,
+                "Starting dcgm-exporter\nDCGM successfully initialized!\n"
+                "Collecting DCP Metrics\nStarting webserver\nListening on :%d\n" % config.port,
+            )
+            if not ready or (pod.get("spec") or {}).get("hostNetwork") or not podsim.NETWORK.cidr:
+                continue  # no pod IP of our own network: nothing the API server could reach
+            gpus = exporter.node_gpus(name_of(node), hw.gpu_product, gpu_count, hw.gpu_memory_mib, mig_layout)
+            running = [p for p in gpu_pods if (p.get("status") or {}).get("phase") == "Running"]
+            view = (config, gpus, driver_version, exporter.allocation_map(running, gpu_count))
+            self.exporter_views[uid] = view
+            serving.add(uid)
+            self.exporters.ensure(uid, name_of(node), podsim.pod_ip(pod), config.port, self._renderer(uid, view))
+        self.exporters.stop_node(name_of(node), keep=serving)
+
+    def _renderer(self, uid, view):
+        def render():
+            config, gpus, driver_version, allocations = self.exporter_views.get(uid, view)
+            return exporter.render(config, gpus, driver_version, allocations, uptime=time.time() - self.started)
+
+        return render
 
     def _crash_loop(self, node, pod, log, clock, age, now, wake):
         """A failing container under restartPolicy Always/OnFailure: CrashLoopBackOff, restarts growing."""

@@ -117,6 +117,15 @@ def repair_node(api, node_name):
     )
 
 
+def exporter_down(api, node_name):
+    """The node's dcgm-exporter crashes (CrashLoopBackOff, not Ready, nothing listening) until exporter_up."""
+    Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.SIM_PREFIX + "dcgm-exporter": "down"}}})
+
+
+def exporter_up(api, node_name):
+    Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.SIM_PREFIX + "dcgm-exporter": None}}})
+
+
 def wait_for(predicate, timeout=60, interval=0.25, what="condition"):
     """Poll ``predicate()`` until it returns a truthy value; returns that value."""
     deadline = time.time() + timeout

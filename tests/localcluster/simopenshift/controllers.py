@@ -33,7 +33,7 @@ from kubernetes.client.rest import ApiException
 if __package__ in (None, ""):  # run as a script: make the package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from simopenshift import agent, builds, catalog, install, machineapi, mco, nfd, olm  # noqa: E402
+from simopenshift import agent, builds, catalog, install, machineapi, mco, nfd, olm, podsim  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, Manager, Timing, now_rfc3339  # noqa: E402
 
 NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController]
@@ -116,8 +116,15 @@ def main(argv=None):
         default=catalog.DEFAULT_OPENSHIFT_VERSION,
         help="release of the simulated cluster (new Machines boot its RHCOS; data/rhcos-builds.csv)",
     )
+    parser.add_argument(
+        "--pod-cidr",
+        default=os.environ.get("GPUOPS_SIM_POD_CIDR") or None,
+        help="pod network routed to this host (the launcher's 'ip route add local'): agent-owned pods get their"
+        " IPs there and the dcgm-exporter pods listen on them",
+    )
     args = parser.parse_args(argv)
     catalog.set_cluster_release(args.openshift_version)
+    podsim.NETWORK.configure(args.pod_cidr)
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

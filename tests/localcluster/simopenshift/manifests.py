@@ -93,14 +93,39 @@ def gpu_feature_discovery(namespace, node_selector=None):
     )
 
 
-def dcgm_exporter(namespace, node_selector=None):
-    return daemonset(
-        "nvidia-dcgm-exporter",
-        namespace,
-        "dcgm-exporter",
-        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubi9",
-        node_selector,
-    )
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubi9"
+
+
+def dcgm_exporter(namespace, node_selector=None, image=DCGM_EXPORTER_IMAGE, env=None, counters_config_map=None):
+    """dcgm-exporter DaemonSet as the GPU Operator deploys it: port ``gpu-metrics`` 9400, ``NODE_NAME``
+    from spec.nodeName, Kubernetes pod mapping on. ``counters_config_map`` mounts that ConfigMap at
+    /etc/dcgm-exporter/custom and points DCGM_EXPORTER_COLLECTORS at its key ``dcgm-metrics.csv``."""
+    values = {"DCGM_EXPORTER_LISTEN": ":9400", "DCGM_EXPORTER_KUBERNETES": "true"}
+    if counters_config_map:
+        values["DCGM_EXPORTER_COLLECTORS"] = "/etc/dcgm-exporter/custom/dcgm-metrics.csv"
+    values.update(env or {})
+    ds = daemonset("nvidia-dcgm-exporter", namespace, "dcgm-exporter", image, node_selector, env=values)
+    spec = ds["spec"]["template"]["spec"]
+    container = spec["containers"][0]
+    container["env"].append({"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})
+    container["ports"] = [{"name": "gpu-metrics", "containerPort": 9400, "protocol": "TCP"}]
+    if counters_config_map:
+        spec["volumes"] = [{"name": "metrics-config", "configMap": {"name": counters_config_map}}]
+        container["volumeMounts"] = [{"name": "metrics-config", "mountPath": "/etc/dcgm-exporter/custom"}]
+    return ds
+
+
+def dcgm_exporter_service(namespace):
+    """Service ``nvidia-dcgm-exporter`` (GPU Operator assets/state-dcgm-exporter/0400_service.yaml)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "nvidia-dcgm-exporter", "namespace": namespace, "labels": {"app": "nvidia-dcgm-exporter"}},
+        "spec": {
+            "selector": {"app": "nvidia-dcgm-exporter"},
+            "ports": [{"name": "gpu-metrics", "port": 9400, "targetPort": 9400, "protocol": "TCP"}],
+        },
+    }
 
 
 def validation_pod(

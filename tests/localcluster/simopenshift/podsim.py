@@ -35,9 +35,79 @@ LOG = logging.getLogger("simopenshift.podsim")
 CLUSTER_NETWORK_PREFIX = "10.128"  # OpenShift default clusterNetwork 10.128.0.0/14
 
 
-def pod_ip(pod):
+def _hashed_ip(pod):
     digest = catalog.fake_hex(4, meta(pod).get("uid") or name_of(pod))
     return "%s.%d.%d" % (CLUSTER_NETWORK_PREFIX, int(digest[:2], 16) % 4, int(digest[2:], 16) % 254 + 1)
+
+
+class PodNetwork(object):
+    """Pod IPs of agent-owned pods.
+
+    Without a CIDR: a hash of the pod uid in 10.128.0.0/14 (no route: nothing
+    listens there). With the cluster's own pod CIDR (``--pod-cidr``, which the
+    launcher routes locally: ``ip route add local <cidr> dev lo``) every pod gets
+    a distinct address of that range, kept while the pod lives (its
+    status.podIP), so the simulated dcgm-exporter can listen on its pod's IP and
+    the API server's pod/service proxy reaches it.
+    """
+
+    def __init__(self, cidr=None):
+        self.lock = threading.Lock()
+        self.assigned = {}
+        self.network = None
+        self.configure(cidr)
+
+    def configure(self, cidr):
+        import ipaddress
+
+        with self.lock:
+            self.network = ipaddress.ip_network("%s" % cidr, strict=False) if cidr else None
+            self.assigned = {}
+
+    @property
+    def cidr(self):
+        return str(self.network) if self.network is not None else None
+
+    def contains(self, ip):
+        import ipaddress
+
+        if self.network is None or not ip:
+            return False
+        try:
+            return ipaddress.ip_address("%s" % ip) in self.network
+        except ValueError:
+            return False
+
+    def address(self, pod):
+        if self.network is None:
+            return _hashed_ip(pod)
+        uid = meta(pod).get("uid") or name_of(pod)
+        current = (pod.get("status") or {}).get("podIP")
+        with self.lock:
+            if self.contains(current) and self.assigned.get(current) in (None, uid):
+                self.assigned[current] = uid
+                return current
+            hosts = self.network.num_addresses - 2
+            start = int(catalog.fake_hex(8, uid), 16)
+            for step in range(hosts):
+                ip = str(self.network.network_address + 1 + (start + step) % hosts)
+                if self.assigned.get(ip) in (None, uid):
+                    self.assigned[ip] = uid
+                    return ip
+        raise RuntimeError("pod network %s exhausted" % self.network)
+
+    def release(self, pod):
+        uid = meta(pod).get("uid") or name_of(pod)
+        with self.lock:
+            for ip in [ip for ip, owner in self.assigned.items() if owner == uid]:
+                del self.assigned[ip]
+
+
+NETWORK = PodNetwork(os.environ.get("GPUOPS_SIM_POD_CIDR") or None)
+
+
+def pod_ip(pod):
+    return NETWORK.address(pod)
 
 
 def container_id(pod, container, restart=0):

@@ -145,3 +145,75 @@ def pod_log(api, name, namespace, container=None):
 
 
 __all__ = ["Client", "wait_for"]
+
+
+_METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_LABEL = r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"'
+
+
+def _parse_labels(body, number, label_re):
+    labels = {}
+    rest = body
+    while rest:
+        label = label_re.match(rest)
+        if not label or label.group(1) in labels:
+            raise ValueError("line %d: bad or repeated label in %r" % (number, body))
+        labels[label.group(1)] = label.group(2).replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+        rest = rest[label.end() :]
+        if rest.startswith(","):
+            rest = rest[1:]
+            if not rest:
+                raise ValueError("line %d: trailing comma in %r" % (number, body))
+        elif rest:
+            raise ValueError("line %d: garbage after label in %r" % (number, body))
+    return labels
+
+
+def parse_exposition(text):
+    """Strict parser of the Prometheus text format 0.0.4 as dcgm-exporter writes it.
+
+    -> {metric: {"help": str, "type": str, "samples": [(labels dict, float)]}}, in order.
+    Raises ValueError on anything a Prometheus scrape would refuse or that breaks the
+    exporter's layout: a sample before its ``# HELP``/``# TYPE``, a TYPE other than
+    gauge/counter, a duplicate family or series, duplicate label names, bad escapes,
+    an unparsable value, a missing final newline.
+    """
+    import re
+
+    sample_re = re.compile(r"^(%s)(?:\{(.*)\})? (\S+)$" % _METRIC_NAME)
+    label_re = re.compile(_LABEL)
+    if not text.endswith("\n"):
+        raise ValueError("exposition does not end with a newline")
+    families = {}
+    seen = set()
+    current = None
+    for number, line in enumerate(text.split("\n")[:-1], 1):
+        if line.startswith("# HELP "):
+            name, _sep, help_text = line[7:].partition(" ")
+            if not re.match("^%s$" % _METRIC_NAME, name) or name in families:
+                raise ValueError("line %d: bad or repeated HELP: %r" % (number, line))
+            families[name] = {"help": help_text, "type": None, "samples": []}
+            current = name
+        elif line.startswith("# TYPE "):
+            parts = line[7:].split(" ")
+            if len(parts) != 2 or parts[0] != current or families[current]["type"] is not None:
+                raise ValueError("line %d: TYPE not right after its HELP: %r" % (number, line))
+            if parts[1] not in ("gauge", "counter"):
+                raise ValueError("line %d: unexpected type %r" % (number, parts[1]))
+            families[current]["type"] = parts[1]
+        elif line.startswith("#") or not line:
+            raise ValueError("line %d: unexpected line %r" % (number, line))
+        else:
+            match = sample_re.match(line)
+            if not match:
+                raise ValueError("line %d: not a sample: %r" % (number, line))
+            name, body, value = match.groups()
+            if name != current or families[name]["type"] is None:
+                raise ValueError("line %d: sample of %s outside its family" % (number, name))
+            labels = _parse_labels(body or "", number, label_re)
+            key = (name, tuple(sorted(labels.items())))
+            if key in seen:
+                raise ValueError("line %d: duplicate series %r" % (number, line))
+            seen.add(key)
+            families[name]["samples"].append((labels, float(value)))
+    return families

@@ -195,3 +195,46 @@ def test_unreachable_never_passes():
         "error trying to reach service: dial tcp 10.128.1.2:9400: connect: connection refused",
     )
     assert res["status"] == UNREACHABLE and res["message"].startswith("metrics unreachable via pod proxy")
+
+
+def _answer(host, uuid):
+    return (
+        "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"
+        'DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="%s",Hostname="%s"} 33\n' % (uuid, host)
+    )
+
+
+def test_service_reads_repeat_until_every_node_answered(monkeypatch):
+    # A service proxy request reaches one random ready endpoint: one read covers one node.
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import metrics
+
+    answers = [
+        _answer("gpu-a", "GPU-a"),
+        _answer("gpu-a", "GPU-a"),
+        _answer("gpu-b", "GPU-b"),
+        _answer("gpu-a", "GPU-a"),
+    ]
+    calls = []
+
+    def fake_get(client, path):
+        calls.append(path)
+        return answers[len(calls) - 1]
+
+    monkeypatch.setattr(metrics, "proxy_get", fake_get)
+    cfg = {
+        "metrics_namespace": "ns",
+        "metrics_port": 9400,
+        "metrics_path": "/metrics",
+        "metrics_service": "nvidia-dcgm-exporter",
+    }
+    nodes = [{"metadata": {"name": "gpu-a"}}, {"metadata": {"name": "gpu-b"}}]
+    results = metrics._via_service(cfg, None, nodes, {"gpu-a": 1, "gpu-b": 1})
+    assert len(calls) == 3  # stops once both nodes were seen
+    assert results["gpu-a"]["status"] == PASS and results["gpu-b"]["status"] == PASS
+    # An exporter that is never an endpoint stays unreachable, after a bounded number of reads.
+    calls[:] = []
+    answers[:] = [_answer("gpu-a", "GPU-a")] * 100
+    results = metrics._via_service(cfg, None, nodes, {"gpu-a": 1, "gpu-b": 1})
+    assert len(calls) == metrics.SERVICE_READS_PER_NODE * 2
+    assert results["gpu-a"]["status"] == PASS
+    assert results["gpu-b"]["status"] == UNREACHABLE and "Hostname/hostname=gpu-b" in results["gpu-b"]["message"]
