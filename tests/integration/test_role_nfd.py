@@ -22,6 +22,7 @@ import time
 
 import pytest
 from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -150,6 +151,13 @@ def test_openshift_foreign_operator_group_is_refused_before_any_write(cluster):
         "metadata": {"name": "someone-else"},
         "spec": {},
     }
+    from kubernetes import client
+
+    core = client.CoreV1Api(cluster.api)
+    # Somebody else made the namespace and their OperatorGroup (a fresh cluster has no openshift-nfd).
+    made = NS not in [n.metadata.name for n in core.list_namespace().items]
+    if made:
+        core.create_namespace({"metadata": {"name": NS}})
     custom(cluster).create_namespaced_custom_object("operators.coreos.com", "v1", NS, "operatorgroups", group)
     try:
         message, writes = refused(cluster, {}, OPENSHIFT)
@@ -160,6 +168,13 @@ def test_openshift_foreign_operator_group_is_refused_before_any_write(cluster):
         custom(cluster).delete_namespaced_custom_object(
             "operators.coreos.com", "v1", NS, "operatorgroups", "someone-else"
         )
+        if made:
+            core.delete_namespace(NS)
+            wait_until(
+                lambda: NS not in [n.metadata.name for n in core.list_namespace().items],
+                timeout=60,
+                what="namespace deleted",
+            )
 
 
 def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task):
@@ -244,8 +259,12 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         assert items(cluster, "operators.coreos.com", "v1", "operatorgroups") == []
         assert nfd_labelled(cluster, gpu["name"]) == {}
         assert any(
-            "nfd: removed 4 object(s) of openshift-nfd; node labels removed from" in m for m in debug_messages(out)
+            "nfd: removed 5 object(s) of openshift-nfd; node labels removed from" in m for m in debug_messages(out)
         )
+        # The namespace the role made goes too (a fresh cluster has none).
+        from kubernetes import client
+
+        assert NS not in [n.metadata.name for n in client.CoreV1Api(cluster.api).list_namespace().items]
 
         mark = cluster.audit.mark()
         out = run_role(cluster, "nfd", dict(KNOWN_OS, nfd_state="absent", nfd_remove_labels=True))

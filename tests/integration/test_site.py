@@ -134,7 +134,8 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path
         run_site(cluster, playbook="teardown.yml")
     # Teardown returns the cluster to what it was before site.yml.
     assert gpu_leftovers(cluster) == []
-    assert differences(before, inventory(cluster.api)) == []
+    left = differences(before, inventory(cluster.api))
+    assert left == [], "\n".join(left)
     # A second teardown changes nothing.
     mark = cluster.audit.mark()
     again = run_site(cluster, playbook="teardown.yml")

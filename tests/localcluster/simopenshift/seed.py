@@ -65,7 +65,6 @@ NAMESPACES = (
     "openshift-marketplace",
     "openshift-operators",
     "openshift-operator-lifecycle-manager",
-    "openshift-nfd",
     "openshift-image-registry",
     "openshift-monitoring",
 )

@@ -18,7 +18,7 @@ import copy
 
 from simopenshift import apis, catalog
 from simopenshift.control import wait_for
-from simopenshift.kube import NODES, PODS, Client, labels_of, meta, name_of, node_ready
+from simopenshift.kube import NAMESPACES, NODES, PODS, Client, labels_of, meta, name_of, node_ready
 
 NFD_NAMESPACE = "openshift-nfd"
 
@@ -94,6 +94,9 @@ def delete_machineset(client, name, timeout=60):
 
 
 def ensure_nfd(client, name="nfd-instance", namespace=NFD_NAMESPACE, spec=None):
+    # A fresh OpenShift cluster has no openshift-nfd: whoever installs NFD creates it.
+    if client.get(NAMESPACES, namespace) is None:
+        client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     if client.get(apis.NODEFEATUREDISCOVERIES, name, namespace) is None:
         client.create(
             apis.NODEFEATUREDISCOVERIES,
