@@ -215,6 +215,23 @@ options:
     description: Fail when a node fails a check. With C(false) the result carries RV(passed) and RV(failures) instead.
     type: bool
     default: true
+  previous_record:
+    description:
+      - The validation record of an earlier run (RV(record), or RV(record_data) as stored in a ConfigMap's data),
+        which turns on incremental validation. An empty dictionary means that no node was validated yet.
+      - The read-only checks (allocatable, driver, metrics) run on every node; the workload checks (vectoradd,
+        nvidia_smi) run only on the nodes whose fingerprint - kernel, driver and device plugin pod images, content
+        of the ConfigMaps the device plugin pods reference and the node's C(nvidia.com/device-plugin.config) label,
+        GPU resources in C(status.allocatable) - differs from the record, that the record does not hold, or whose
+        record lacks a requested workload check. The others are reported C(skipped) as unchanged, with the time
+        they last passed.
+      - The module does not store the record; the caller keeps RV(record_data) (the gpu_validation role keeps it
+        in a ConfigMap, written only when it changes).
+    type: dict
+  force:
+    description: With O(previous_record), run the workload checks on every node whatever the record says.
+    type: bool
+    default: false
 requirements:
   - kubernetes >= 24.2.0
   - PyYAML >= 3.11
@@ -279,6 +296,8 @@ summary:
     - Counts and run facts.
     - C(timings) gives the seconds after the start at which the validation pods began to be created, were all
       created and had all finished (absent without workload checks).
+    - With O(previous_record), C(revalidated) and C(unchanged) list the nodes whose workload checks ran again and
+      those skipped as unchanged, and C(forced) tells whether O(force) was set.
   returned: always
   type: dict
   sample:
@@ -293,6 +312,9 @@ summary:
     run: k3x9qa
     check_mode: false
     timings: {pods_start: 0.1, pods_created: 0.4, pods_finished: 13.9}
+    revalidated: [ip-10-0-138-78]
+    unchanged: [ip-10-0-140-12, ip-10-0-141-9]
+    forced: false
 nodes:
   description: One entry per node.
   returned: always
@@ -321,6 +343,11 @@ nodes:
       description: The failure messages of this node.
       type: list
       elements: str
+    validation:
+      description:
+        - With O(previous_record) - C(revalidated) (the workload checks ran again), C(reason) (what changed, C(never
+          validated), C(forced) or C(unchanged)) and C(last_validated) (when they last passed, per the record).
+      type: dict
   sample:
     - node: ip-10-0-138-78
       passed: false
@@ -345,6 +372,27 @@ leftover_pods:
   returned: when cleanup left pods behind
   type: list
   elements: str
+table:
+  description: The report as lines of a plain-text table (one row per node, then the failures) to print.
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - "GPU validation: PASSED (1/1 nodes passed; checks: allocatable, driver, vectoradd)"
+    - "node  | product  | gpus | node_ready | allocatable | driver | vectoradd | result"
+    - "------+----------+------+------------+-------------+--------+-----------+-------"
+    - "gpu-0 | Tesla-T4 | 1/1  | pass       | pass        | pass   | pass      | PASS"
+record:
+  description:
+    - With O(previous_record), the record after this run - per current node C(fingerprint), C(validated) (start of
+      the run in which its workload checks passed) and C(checks). A node whose workload checks ran and did not all
+      pass has no entry (it is validated again next time); nodes gone from the cluster are dropped.
+  returned: with previous_record
+  type: dict
+record_data:
+  description: RV(record) as ConfigMap data - per node a compact JSON text with sorted keys (the same record gives the same text).
+  returned: with previous_record
+  type: dict
 progress:
   description: 'Timeline of the run (deduplicated), for example C(t+4s validation pods: 2 Running, 1 Succeeded).'
   returned: always

@@ -31,6 +31,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
     DEFAULT_TOLERATIONS,
     GFD_COUNT,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.record import parse_record
 from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
     check_dns_label,
     check_dns_subdomain,
@@ -93,6 +94,8 @@ def argument_spec():
         report_junit=dict(type="path"),
         report_markdown=dict(type="path"),
         fail_on_error=dict(type="bool", default=True),
+        previous_record=dict(type="dict"),
+        force=dict(type="bool", default=False),
     )
 
 
@@ -241,6 +244,9 @@ def validate_params(params):
     _pod_options(params, cfg)
     _wait(params, cfg)
     cfg["fail_on_error"] = params.get("fail_on_error", True)
+    previous = params.get("previous_record")
+    cfg["previous_record"] = None if previous is None else parse_record(previous)
+    cfg["force"] = bool(params.get("force"))
     cfg["reports"] = {}
     for fmt, key in REPORTS:
         path = check_report_path(params.get(key), key)

@@ -28,8 +28,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import expected_gpus, node_labels
 
 
-def node_report(node, results, checks):
-    """One node's entry: every requested check (plus node_ready), failures, GPU numbers."""
+def node_report(node, results, checks, validation=None):
+    """One node's entry: every requested check (plus node_ready), failures, GPU numbers.
+
+    ``validation`` (incremental mode): the node's step of the plan - whether its workload checks ran again,
+    why, and when they last passed.
+    """
     entry_checks = {NODE_CHECK: results.get(NODE_CHECK) or check_node_ready(node)}
     for check in checks:
         entry_checks[check] = results.get(check) or {"status": SKIP, "message": "not evaluated"}
@@ -39,7 +43,7 @@ def node_report(node, results, checks):
         if entry_checks[c]["status"] in (FAIL, UNREACHABLE)
     ]
     alloc = entry_checks.get("allocatable") or {}
-    return {
+    entry = {
         "node": node["metadata"]["name"],
         "passed": not failures,
         "product": node_labels(node).get(GFD_PRODUCT),
@@ -48,6 +52,25 @@ def node_report(node, results, checks):
         "checks": entry_checks,
         "failures": failures,
     }
+    if validation is not None:
+        entry["validation"] = {
+            "revalidated": bool(validation.get("run")),
+            "reason": validation.get("reason"),
+            "last_validated": validation.get("last_validated"),
+        }
+    return entry
+
+
+def workload_text(node):
+    """'re-validated (kernel a -> b)', 'unchanged since <time>' or '' (not incremental)."""
+    val = node.get("validation")
+    if not val:
+        return ""
+    if val["revalidated"]:
+        return "re-validated ({0})".format(val.get("reason") or "changed")
+    if val.get("reason") == "unchanged":
+        return "skipped, unchanged since {0}".format(val.get("last_validated") or "an earlier run")
+    return "skipped ({0})".format(val.get("reason"))
 
 
 def build_report(node_reports, checks, started=None, duration=None, meta=None):
@@ -129,29 +152,37 @@ def _md(text):
     return to_text(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
+def _incremental(report):
+    return any(n.get("validation") for n in report["nodes"])
+
+
 def report_markdown(report):
     summary = report["summary"]
     checks = [NODE_CHECK] + list(summary["checks"])
     marks = {PASS: "pass", FAIL: "**FAIL**", SKIP: "skipped", UNREACHABLE: "**unreachable**"}
+    incremental = _incremental(report)
     lines = [
         "## GPU validation: {0} ({1}/{2} nodes passed)".format(
             summary["result"].upper(), summary["passed"], summary["nodes"]
         ),
         "",
-        "| Node | Product | GPUs (allocatable/expected) | {0} | Result |".format(" | ".join(checks)),
-        "|" + "---|" * (len(checks) + 4),
+        "| Node | Product | GPUs (allocatable/expected) | {0} | Result |{1}".format(
+            " | ".join(checks), " Workload checks |" if incremental else ""
+        ),
+        "|" + "---|" * (len(checks) + 4 + (1 if incremental else 0)),
     ]
     for node in report["nodes"]:
         cells = [marks.get(node["checks"][c]["status"], node["checks"][c]["status"]) for c in checks]
         expected = node.get("expected_gpus")
         lines.append(
-            "| {0} | {1} | {2}/{3} | {4} | {5} |".format(
+            "| {0} | {1} | {2}/{3} | {4} | {5} |{6}".format(
                 _md(node["node"]),
                 _md(node.get("product") or "-"),
                 node.get("allocatable_gpus"),
                 expected if expected else ">=1",
                 " | ".join(cells),
                 "PASS" if node["passed"] else "**FAIL**",
+                " {0} |".format(_md(workload_text(node))) if incremental else "",
             )
         )
     if report["failures"]:
@@ -159,6 +190,39 @@ def report_markdown(report):
         lines += ["- {0}".format(_md(f)) for f in report["failures"]]
     lines += ["", "_checks: {0}; duration {1}s_".format(", ".join(summary["checks"]), summary.get("duration"))]
     return "\n".join(lines) + "\n"
+
+
+def report_table(report):
+    """The report as plain-text lines (a fixed-width table) for the end of a run."""
+    summary = report["summary"]
+    checks = [NODE_CHECK] + list(summary["checks"])
+    incremental = _incremental(report)
+    header = ["node", "product", "gpus"] + checks + ["result"] + (["workload checks"] if incremental else [])
+    rows = [header]
+    for node in report["nodes"]:
+        expected = node.get("expected_gpus")
+        row = [
+            node["node"],
+            node.get("product") or "-",
+            "{0}/{1}".format(node.get("allocatable_gpus"), expected if expected else ">=1"),
+        ]
+        row += [node["checks"][c]["status"] for c in checks]
+        row.append("PASS" if node["passed"] else "FAIL")
+        if incremental:
+            row.append(workload_text(node))
+        rows.append([to_text(c) for c in row])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = [
+        "GPU validation: {0} ({1}/{2} nodes passed; checks: {3})".format(
+            summary["result"].upper(), summary["passed"], summary["nodes"], ", ".join(summary["checks"])
+        )
+    ]
+    for i, row in enumerate(rows):
+        lines.append(" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if i == 0:
+            lines.append("-+-".join("-" * w for w in widths))
+    lines += ["failure: " + f for f in report["failures"]]
+    return lines
 
 
 RENDERERS = {"json": report_json, "junit": report_junit, "markdown": report_markdown}

@@ -50,10 +50,18 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods i
     render_pod,
     run_id,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.record import (
+    config_refs,
+    next_record,
+    node_fingerprint,
+    plan_revalidation,
+    record_data,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.report import (
     build_report,
     failure_message,
     node_report,
+    report_table,
     write_reports,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import (
@@ -114,7 +122,9 @@ def check_namespaces(cfg, client, svc):
 
 
 def _pods(cfg, client, pod_api, check, namespace, key, enabled=True):
-    if check not in cfg["checks"] or not enabled or not cfg[key]:
+    # The incremental mode reads the driver and device plugin pods for the fingerprints whatever the checks.
+    wanted = check in cfg["checks"] or (cfg["previous_record"] is not None and check != "metrics")
+    if not wanted or not enabled or not cfg[key]:
         return []
     return list_items(client, pod_api, namespace, cfg[key], param=key)
 
@@ -141,7 +151,7 @@ def _driver_logs(cfg, core, driver_pods, names):
 
 
 def read_only_checks(cfg, client, pod_api, core, nodes, results):
-    """allocatable and driver verdicts; returns the exporter pods for the metrics check."""
+    """allocatable and driver verdicts; returns the exporter, driver and device plugin pods."""
     ns = cfg["driver_namespace"]
     plugin_pods = _pods(cfg, client, pod_api, "allocatable", ns, "device_plugin_selector")
     driver_pods = _pods(cfg, client, pod_api, "driver", ns, "driver_selector")
@@ -158,7 +168,40 @@ def read_only_checks(cfg, client, pod_api, core, nodes, results):
             results[name]["allocatable"] = check_allocatable(
                 node, cfg["expected_gpus"], pods_on(plugin_pods, name), cfg["device_plugin_selector"]
             )
-    return exporter_pods
+    return exporter_pods, driver_pods, plugin_pods
+
+
+def read_config_maps(cfg, client, svc, plugin_pods):
+    """{(namespace, name): ConfigMap or None} of the ConfigMaps the device plugin pods reference."""
+    refs = config_refs(plugin_pods)
+    if not refs:
+        return {}
+    cm_api = svc.find_resource("ConfigMap", "v1", fail=True)
+    found = parallel_map(lambda ref: get_item(client, cm_api, ref[1], ref[0]), refs, cfg["parallel"])
+    out = {}
+    for ref, item, exc in found:
+        if exc is not None:
+            raise exc
+        out[tuple(ref)] = item
+    return out
+
+
+def plan_incremental(cfg, client, svc, nodes, driver_pods, plugin_pods):
+    """(fingerprints, plan) of the incremental mode; (None, None) without a previous record."""
+    if cfg["previous_record"] is None:
+        return None, None
+    config_maps = read_config_maps(cfg, client, svc, plugin_pods)
+    fingerprints = dict(
+        (
+            n["metadata"]["name"],
+            node_fingerprint(
+                n, pods_on(driver_pods, n["metadata"]["name"]), pods_on(plugin_pods, n["metadata"]["name"]), config_maps
+            ),
+        )
+        for n in nodes
+    )
+    workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
+    return fingerprints, plan_revalidation(cfg["previous_record"], fingerprints, workloads, cfg["force"])
 
 
 CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
@@ -200,14 +243,27 @@ def not_run(node, cfg, results):
     return (FAIL, reason) if reason else None
 
 
-def plan_workloads(cfg, nodes, results, check_mode):
-    """The pod bodies to create and {pod name: (node, check)}; checks that cannot run get their verdict."""
+def unchanged_message(check, step):
+    return "{0} not re-run: node unchanged since it passed on {1} (force re-runs it)".format(
+        check, step.get("last_validated") or "an earlier run"
+    )
+
+
+def plan_workloads(cfg, nodes, results, check_mode, plan=None):
+    """The pod bodies to create and {pod name: (node, check)}; checks that cannot run get their verdict.
+
+    With ``plan`` (incremental mode) only the nodes it marks ``run`` get pods; the others are skipped as unchanged.
+    """
     workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
     cfg["run"] = run_id() if workloads and not check_mode else None
     bodies, owner = [], {}
     for node in nodes:
         name = node["metadata"]["name"]
         for check in workloads:
+            step = (plan or {}).get(name)
+            if step is not None and not step["run"]:
+                results[name][check] = {"status": SKIP, "message": unchanged_message(check, step), "unchanged": True}
+                continue
             if check_mode:
                 results[name][check] = {"status": SKIP, "message": "not run in check mode (it creates pods)"}
                 continue
@@ -263,7 +319,7 @@ def _cleanup(module, cfg, pods_run):
         return ["(cleanup failed: {0})".format(one_line(to_text(exc), 200))]
 
 
-def result_of(module, cfg, report, progress, leftovers):
+def result_of(module, cfg, report, progress, leftovers, record=None):
     result = {
         "changed": False,
         "passed": report["summary"]["result"] == "passed",
@@ -272,7 +328,11 @@ def result_of(module, cfg, report, progress, leftovers):
         "failures": report["failures"],
         "progress": progress.events,
         "reports": {},
+        "table": report_table(report),
     }
+    if record is not None:
+        result["record"] = record
+        result["record_data"] = record_data(record)
     if leftovers:
         result["leftover_pods"] = leftovers
         module.warn("validation pods still present after cleanup: {0}".format(", ".join(leftovers)))
@@ -300,8 +360,9 @@ def run(module, client, svc):
     expected = dict((n["metadata"]["name"], physical_gpus(n, cfg["expected_gpus"])) for n in nodes)
     progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
     core = core_api(client)
-    exporter_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)
-    bodies, owner = plan_workloads(cfg, nodes, results, module.check_mode)
+    exporter_pods, driver_pods, plugin_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)
+    fingerprints, plan = plan_incremental(cfg, client, svc, nodes, driver_pods, plugin_pods)
+    bodies, owner = plan_workloads(cfg, nodes, results, module.check_mode, plan)
 
     pool = pods_run = None
     timings, leftovers = {}, []
@@ -323,12 +384,23 @@ def run(module, client, svc):
         if pods_run is not None:
             leftovers = _cleanup(module, cfg, pods_run)
 
-    reports = [node_report(node, results[node["metadata"]["name"]], cfg["checks"]) for node in nodes]
+    reports = [
+        node_report(node, results[node["metadata"]["name"]], cfg["checks"], (plan or {}).get(node["metadata"]["name"]))
+        for node in nodes
+    ]
+    record = None
+    if plan is not None:
+        workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
+        record = next_record(cfg["previous_record"], fingerprints, plan, results, workloads, started_wall)
     meta = {
         "namespace": cfg["namespace"],
         "run": cfg.get("run"),
         "check_mode": bool(module.check_mode),
         "timings": timings,
     }
+    if plan is not None:
+        meta["revalidated"] = sorted(n for n, step in plan.items() if step["run"])
+        meta["unchanged"] = sorted(n for n, step in plan.items() if not step["run"])
+        meta["forced"] = cfg["force"]
     report = build_report(reports, cfg["checks"], started_wall, round(time.monotonic() - t0, 3), meta)
-    return result_of(module, cfg, report, progress, leftovers)
+    return result_of(module, cfg, report, progress, leftovers, record)

@@ -26,7 +26,7 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
 )
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
 
-KINDS = {("Node", "v1"): False, ("Namespace", "v1"): False, ("Pod", "v1"): True}
+KINDS = {("Node", "v1"): False, ("Namespace", "v1"): False, ("Pod", "v1"): True, ("ConfigMap", "v1"): True}
 
 NS = "nvidia-gpu-operator"
 PASSED = "[Vector addition of 50000 elements]\nTest PASSED\nDone\n"
@@ -458,3 +458,49 @@ def test_old_option_names_still_work(monkeypatch, patched):
     result, failed = go(monkeypatch, client, checks=["vectoradd"], nodes=["gpu-1"], timeout=60, poll_interval=2)
     assert not failed, result
     assert [n["node"] for n in result["nodes"]] == ["gpu-1"]
+
+
+def test_incremental_runs_workloads_only_on_changed_nodes(monkeypatch, patched):
+    """A record of an earlier run: no pod for unchanged nodes; a changed plugin config re-validates its node only."""
+    client = cluster(2)
+    for name in ("gpu-0", "gpu-1"):
+        plugin = client.store[("Pod", NS, "dp-" + name)]
+        plugin["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "plugin-" + name}}]
+        plugin["spec"]["containers"] = [{"name": "c", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]
+        client.put({"kind": "ConfigMap", "metadata": {"name": "plugin-" + name, "namespace": NS}, "data": {"a": "1"}})
+    args = dict(checks=["allocatable", "driver", "vectoradd"], namespace=NS)
+    first, failed = go(monkeypatch, client, previous_record={}, **args)
+    assert not failed, first
+    assert first["summary"]["revalidated"] == ["gpu-0", "gpu-1"] and first["summary"]["unchanged"] == []
+    assert sorted(first["record_data"]) == ["gpu-0", "gpu-1"]
+    assert json.loads(first["record_data"]["gpu-0"])["checks"] == ["vectoradd"]
+    assert first["nodes"][0]["validation"]["reason"] == "never validated"
+
+    client.writes[:] = []
+    again, failed = go(monkeypatch, client, previous_record=first["record_data"], **args)
+    assert not failed, again
+    assert client.writes == []  # no pod: nothing changed
+    assert again["record_data"] == first["record_data"]
+    assert again["summary"]["unchanged"] == ["gpu-0", "gpu-1"]
+    vectoradd = again["nodes"][0]["checks"]["vectoradd"]
+    assert vectoradd["status"] == "skipped" and vectoradd["message"].startswith("vectoradd not re-run: node unchanged")
+    assert any(line.endswith("skipped, unchanged since " + first["summary"]["started"]) for line in again["table"])
+
+    client.store[("ConfigMap", NS, "plugin-gpu-1")]["data"] = {"a": "2"}
+    changed, failed = go(monkeypatch, client, previous_record=again["record_data"], **args)
+    assert not failed, changed
+    assert changed["summary"]["revalidated"] == ["gpu-1"]
+    assert changed["nodes"][1]["validation"]["reason"].startswith("device plugin config changed (")
+    assert len([w for w in client.writes if w[0] == "create"]) == 1
+    assert (
+        changed["nodes"][1]["checks"]["vectoradd"]["status"] == "pass"
+        and changed["nodes"][1]["checks"]["vectoradd"]["pod"]
+    )
+    assert changed["nodes"][0]["checks"]["vectoradd"]["status"] == "skipped"
+    assert changed["record_data"]["gpu-0"] == first["record_data"]["gpu-0"]
+    assert changed["record_data"]["gpu-1"] != first["record_data"]["gpu-1"]
+
+    client.writes[:] = []
+    forced, failed = go(monkeypatch, client, previous_record=changed["record_data"], force=True, **args)
+    assert not failed and forced["summary"]["revalidated"] == ["gpu-0", "gpu-1"] and forced["summary"]["forced"]
+    assert len([w for w in client.writes if w[0] == "create"]) == 2
