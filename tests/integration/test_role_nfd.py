@@ -280,11 +280,7 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
             "gpuops.cluster.machineset_clone",
             {"state": "absent", "name": GPU_MS, "wait": True, "wait_sleep": 1, "wait_timeout": 120},
         )
-        # The seeded namespace stays (absent keeps it); take our labels off it again.
-        labels = {
-            k: None for k in ("openshift.io/cluster-monitoring", "app.kubernetes.io/managed-by", "gpuops.cluster/owner")
-        }
-        core(cluster).patch_namespace(NS, {"metadata": {"labels": labels}})
+        # absent deleted the namespace the role made (a fresh cluster has none).
 
 
 # --------------------------------------------------------------- Kubernetes
