@@ -71,13 +71,6 @@ def ensure_ok(out):
     assert failed_message(out) is None, failed_message(out)
 
 
-def timed(what, func, *args, **kwargs):
-    started = time.monotonic()
-    out = func(*args, **kwargs)
-    print("%s: %.1fs" % (what, time.monotonic() - started))
-    return out
-
-
 def gpu_label(kube, node):
     """The NFD GPU label (one of its three forms) the node carries, or None."""
     labels = labels_of(kube.get(NODES, node))
