@@ -86,6 +86,11 @@ class PodClock(object):
         self.restarts = restarts
         self.boot = boot
         self.final = False
+        # Device plugin pods: the sharing config the plugin process read at start, the node label it was selected
+        # by, and since when config-manager has seen a new label (it switches after CONFIG_MANAGER_DELAY phases).
+        self.config = None
+        self.config_key = None
+        self.config_pending = None
 
 
 class NodeAgent(Controller):
@@ -180,6 +185,8 @@ class NodeAgent(Controller):
             clock.started = now
             clock.restarts += 1
             clock.boot = boot
+            clock.config = None  # a restarted plugin reads its config file again
+            clock.config_pending = None
         return clock
 
     def host_ip(self, node):
@@ -323,7 +330,7 @@ class NodeAgent(Controller):
             "Starting GRPC server for 'nvidia.com/gpu'\n"
             "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n",
         )
-        replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []))
+        replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []), stack_ready, now, wake)
         mig_layout = self._mig(node, hw, gpu_count, by.get(PLUGIN, []), managed)
         if managed:
             if mig_layout:
@@ -477,16 +484,51 @@ class NodeAgent(Controller):
                 wake.append(self.timing(0.5) - age)
         return any_ready
 
-    def _sharing(self, node, plugin_pods):
+    def _sharing(self, node, plugin_pods, started, now, wake):
+        """(replicas, rename, strategy) the node's device plugin runs with.
+
+        A real plugin reads its config file once, when its container starts: a later edit of the ConfigMap or of
+        the node's ``nvidia.com/device-plugin.config`` label reaches it only through a new pod (e.g. a DaemonSet
+        rolled by a checksum annotation) - the GPU Operator's known "edits not picked up". With upstream's
+        ``config-manager`` sidecar a change of the node LABEL is followed (after a short sync delay: the sidecar
+        re-links the config file and SIGHUPs the plugin, which re-reads the file kubelet refreshed); an edit of
+        the ConfigMap's content under an unchanged label is not (config-manager watches only the label, see
+        NVIDIA/k8s-device-plugin cmd/config-manager/main.go).
+        """
         for pod in plugin_pods:
-            for volume in (pod.get("spec") or {}).get("volumes") or []:
-                ref = volume.get("configMap") or {}
-                cm = self.configmaps.get(ref.get("name"), namespace_of(pod)) if ref.get("name") else None
-                if cm and cm.get("data"):
-                    container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
-                    default = gpustack.container_env(container, "DEFAULT_CONFIG")
-                    return gpustack.sharing_config(cm["data"], labels_of(node), default)
+            live = self._live_sharing(node, pod)
+            if live is None:
+                continue
+            config, key = live
+            clock = self.clocks.get(meta(pod).get("uid"))
+            if clock is None or not started:
+                return config  # the plugin container has not started yet: it reads the config when it does
+            if clock.config is None:
+                clock.config, clock.config_key, clock.config_pending = config, key, None
+            elif key != clock.config_key and gpustack.has_config_manager(pod):
+                if clock.config_pending is None:
+                    clock.config_pending = now
+                waited = now - clock.config_pending
+                if waited >= self.timing(gpustack.CONFIG_MANAGER_DELAY):
+                    clock.config, clock.config_key, clock.config_pending = config, key, None
+                    self.log.info("node %s: config-manager switched the device plugin to config %r", name_of(node), key)
+                else:
+                    wake.append(self.timing(gpustack.CONFIG_MANAGER_DELAY) - waited)
+            elif key == clock.config_key:
+                clock.config_pending = None
+            return clock.config
         return 1, False, "none"
+
+    def _live_sharing(self, node, pod):
+        """((replicas, rename, strategy), selected key) from the pod's config map as it is now, or None."""
+        for volume in (pod.get("spec") or {}).get("volumes") or []:
+            ref = volume.get("configMap") or {}
+            cm = self.configmaps.get(ref.get("name"), namespace_of(pod)) if ref.get("name") else None
+            if cm and cm.get("data"):
+                default = gpustack.pod_env(pod, "DEFAULT_CONFIG")
+                key = labels_of(node).get(gpustack.CONFIG_LABEL) or default
+                return gpustack.sharing_config(cm["data"], labels_of(node), default), key
+        return None
 
     def _mig(self, node, hw, gpu_count, plugin_pods, managed):
         """The node's MIG layout (nvidia.com/mig.config + the plugin's MIG_STRATEGY); reports the config state."""

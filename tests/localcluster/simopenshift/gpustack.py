@@ -50,6 +50,10 @@ GFD_KEYS = (
 )
 ANN_HOST_DRIVER = catalog.SIM_PREFIX + "host-driver-version"
 SHARED_RESOURCE = "nvidia.com/gpu.shared"
+# Node label selecting a device plugin config (key of its ConfigMap); config-manager watches it.
+CONFIG_LABEL = "nvidia.com/device-plugin.config"
+# Phases config-manager takes to follow a label change (informer event, re-link, SIGHUP, re-registration).
+CONFIG_MANAGER_DELAY = 1.0
 
 VECTOR_ADD_OK = """[Vector addition of 50000 elements]
 Copy input data from the host memory to the CUDA device
@@ -115,6 +119,25 @@ def container_env(container, name):
         if entry.get("name") == name and entry.get("value"):
             return entry["value"]
     return None
+
+
+def pod_env(pod, name):
+    """The first value of env ``name`` among the pod's containers and init containers."""
+    spec = pod.get("spec") or {}
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        value = container_env(container, name)
+        if value:
+            return value
+    return None
+
+
+def has_config_manager(pod):
+    """Whether a (long-running) container of the pod is upstream's config-manager sidecar."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        command = (container.get("command") or []) + (container.get("args") or [])
+        if container.get("name") == "config-manager" or (command and command[0].endswith("config-manager")):
+            return True
+    return False
 
 
 def driver_version(container):
@@ -363,7 +386,7 @@ def sharing_config(text, node_labels=None, default_key=None):
     """(replicas, rename) from a device plugin config map's data dict or YAML text."""
     if isinstance(text, dict):
         data = text
-        key = (node_labels or {}).get("nvidia.com/device-plugin.config") or default_key
+        key = (node_labels or {}).get(CONFIG_LABEL) or default_key
         if key and key in data:
             text = data[key]
         elif len(data) == 1:

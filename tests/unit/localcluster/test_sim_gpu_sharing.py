@@ -103,3 +103,40 @@ def test_mig_needs_a_mig_capable_gpu_and_one_profile_for_single():
     )
     assert mig_node("single", "all-balanced")[2:] == (None, "failed")
     assert mig_node("none", "all-1g.5gb")[2:] == (None, "success")
+
+
+def plugin_pod(containers, init=None):
+    spec = {"containers": containers}
+    if init:
+        spec["initContainers"] = init
+    return {"metadata": {"labels": {}}, "spec": spec}
+
+
+def test_config_manager_is_recognised_by_name_or_command():
+    plain = plugin_pod([{"name": "nvidia-device-plugin", "command": ["nvidia-device-plugin"]}])
+    assert not gpustack.has_config_manager(plain)
+    # The init container (oneshot) alone does not follow later label changes.
+    init_only = plugin_pod(
+        plain["spec"]["containers"], init=[{"name": "config-manager-init", "command": ["config-manager"]}]
+    )
+    assert not gpustack.has_config_manager(init_only)
+    assert gpustack.has_config_manager(plugin_pod(plain["spec"]["containers"] + [{"name": "config-manager"}]))
+    assert gpustack.has_config_manager(plugin_pod([{"name": "cm", "command": ["/usr/bin/config-manager"]}]))
+
+
+def test_default_config_is_read_from_any_container():
+    pod = plugin_pod(
+        [{"name": "plugin"}], init=[{"name": "init", "env": [{"name": "DEFAULT_CONFIG", "value": "four"}]}]
+    )
+    assert gpustack.pod_env(pod, "DEFAULT_CONFIG") == "four"
+    assert gpustack.pod_env(pod, "MIG_STRATEGY") is None
+
+
+def test_sharing_config_follows_the_node_label_then_the_default():
+    data = {
+        "two": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n",
+        "four": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+        "    - name: nvidia.com/gpu\n      replicas: 4\n",
+    }
+    assert gpustack.sharing_config(data, {}, "two") == (2, False, "time-slicing")
+    assert gpustack.sharing_config(data, {gpustack.CONFIG_LABEL: "four"}, "two") == (4, True, "time-slicing")
