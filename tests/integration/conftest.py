@@ -58,10 +58,30 @@ class Cluster(object):
         return os.path.join(self.workdir, "pki", "apiserver.crt")
 
 
+def worker_suffix():
+    """'' in a plain run and on xdist's first worker, '-gwN' on the others: each worker has its own clusters."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return "" if worker in ("", "gw0") else "-" + worker
+
+
+def pytest_collection_modifyitems(config, items):
+    """Groups for ``pytest -n N --dist loadgroup`` (make integration): a test file runs whole on one worker,
+    in order; the tests on the plain-Kubernetes cluster (and on the 4.19 one) run together, so each such
+    cluster starts once."""
+    for item in items:
+        if "k8s_cluster" in item.fixturenames:
+            group = "k8s_cluster"
+        elif "ocp419_cluster" in item.fixturenames:
+            group = "ocp419_cluster"
+        else:
+            group = os.path.basename(str(item.fspath))
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def cluster():
     profile = os.environ.get("GPUOPS_TEST_PROFILE", "openshift")
-    lc = LocalCluster(os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR))
+    lc = LocalCluster(os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR) + worker_suffix())
     started = False
     state = lc.read_state()
     if lc.pid_of("kube-apiserver") and state.get("profile") == profile:
@@ -216,7 +236,7 @@ def extra_cluster(name, profile, **up_kwargs):
 
     Reused when already running with the same profile (GPUOPS_KEEP_CLUSTER keeps it after the tests).
     """
-    lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name))
+    lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name + worker_suffix()))
     started = False
     state = lc.read_state()
     same = (
