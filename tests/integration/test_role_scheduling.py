@@ -234,7 +234,9 @@ def test_scheduler_keeps_untolerating_pods_off_gpu_nodes(sc):
         return [e.message for e in events if e.reason == "FailedScheduling"]
 
     messages = wait_until("a FailedScheduling event", failed_scheduling)
-    assert "2 node(s) had untolerated taint {nvidia.com/gpu: }" in messages[0], messages
+    # The 3 CPU workers have no nvidia.com/gpu; the 5 others are tainted: the 3 control-plane nodes and the 2 GPU
+    # nodes (nvidia.com/gpu=:NoSchedule), the only ones that could fit it. Preemption cannot help either.
+    assert "3 Insufficient nvidia.com/gpu" in messages[0] and "5 node(s) had untolerated taint" in messages[0], messages
     assert core.read_namespaced_pod("gpu-untolerated", NS_RUN).spec.node_name is None
     # A CPU pod without the toleration lands on a CPU worker (the GPU nodes' taint filters them out).
     core.create_namespaced_pod(NS_RUN, pod("cpu-plain", NS_RUN))
