@@ -57,6 +57,23 @@ PAUSE = "registry.k8s.io/pause:3.10"
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
+# The platform the first run on a cluster detected, handed to the later runs as site.yml does (preflight runs once
+# per play): saves the detection in every run.
+PLATFORMS = {}
+
+
+def sched(c, role_vars, check=False):
+    role_vars = dict(role_vars)
+    if c.workdir in PLATFORMS:
+        role_vars["preflight_platform"] = PLATFORMS[c.workdir]
+    out = run_role(c, "scheduling", role_vars, check=check)
+    for name, res in task_results(out):
+        platform = (res.get("ansible_facts") or {}).get("preflight_platform")
+        if name.endswith("Record the detected platform for later states") and platform:
+            PLATFORMS[c.workdir] = platform
+    return out
+
+
 @pytest.fixture(scope="module")
 def sc():
     from kubernetes import client
@@ -69,7 +86,7 @@ def sc():
         try:
             yield c
         finally:
-            run_role(c, "scheduling", dict(VARS, scheduling_state="absent"))
+            sched(c, dict(VARS, scheduling_state="absent"))
             for ns in (NS_A, NS_B, NS_RUN):
                 core.delete_namespace(ns)
             core.patch_node("gpu-1", {"spec": {"taints": None}})
@@ -119,7 +136,7 @@ def wait_until(what, fn, timeout=60):
 
 def test_check_mode_on_the_fresh_cluster_writes_nothing(sc):
     mark = sc.audit.mark()
-    out = run_role(sc, "scheduling", VARS, check=True)
+    out = sched(sc, VARS, check=True)
     assert failed_message(out) is None
     assert sc.audit.writes_since(mark) == []
     said = " ".join(str(r.get("msg")) for dummy, r in task_results(out))
@@ -157,6 +174,7 @@ BAD = [
 def test_bad_inputs_fail_in_preflight_with_zero_writes(sc):
     """All bad inputs in one playbook: each include_role in a block whose rescue records the message."""
     tasks = []
+    platform = {"preflight_platform": PLATFORMS[sc.workdir]} if sc.workdir in PLATFORMS else {}
     for index, (bad, dummy) in enumerate(BAD):
         tasks.append(
             {
@@ -165,7 +183,7 @@ def test_bad_inputs_fail_in_preflight_with_zero_writes(sc):
                     {
                         "name": "role",
                         "ansible.builtin.include_role": {"name": "gpuops.cluster.scheduling"},
-                        "vars": dict(VARS, **bad),
+                        "vars": dict(VARS, **dict(bad, **platform)),
                     },
                     {"name": "not reached", "ansible.builtin.set_fact": {"reached_{0}".format(index): True}},
                 ],
@@ -189,7 +207,7 @@ def test_bad_inputs_fail_in_preflight_with_zero_writes(sc):
 
 
 def test_converge_then_rerun_writes_nothing(sc):
-    out = run_role(sc, "scheduling", VARS)
+    out = sched(sc, VARS)
     assert failed_message(out) is None
     result = [r for dummy, r in task_results(out) if "scheduling_result" in (r.get("ansible_facts") or {})][0]
     result = result["ansible_facts"]["scheduling_result"]
@@ -204,7 +222,7 @@ def test_converge_then_rerun_writes_nothing(sc):
     assert "verified by dry runs: 2 quota(s)" in said
 
     mark = sc.audit.mark()
-    again = run_role(sc, "scheduling", VARS)
+    again = sched(sc, VARS)
     assert failed_message(again) is None
     assert changed_tasks(again) == []
     assert sc.audit.writes_since(mark) == []
@@ -265,7 +283,7 @@ def test_high_priority_gpu_pod_preempts_a_low_priority_one(sc):
 
 
 def test_absent_takes_everything_back_and_twice_changes_nothing(sc):
-    out = run_role(sc, "scheduling", dict(VARS, scheduling_state="absent"))
+    out = sched(sc, dict(VARS, scheduling_state="absent"))
     assert failed_message(out) is None
     assert taints(sc, "gpu-1") == [FOREIGN] and taints(sc, "gpu-0") == []
     for name in ("gpu-0", "gpu-1"):
@@ -273,13 +291,13 @@ def test_absent_takes_everything_back_and_twice_changes_nothing(sc):
         assert MARKER not in (meta.get("annotations") or {}) and ROLE_LABEL not in meta["labels"]
     from kubernetes import client
 
-    sched = client.SchedulingV1Api(sc.api)
-    assert not [p for p in sched.list_priority_class().items if p.metadata.name in (HIGH, LOW)]
+    scheduling_api = client.SchedulingV1Api(sc.api)
+    assert not [p for p in scheduling_api.list_priority_class().items if p.metadata.name in (HIGH, LOW)]
     assert core_of(sc).list_namespaced_resource_quota(NS_A).items == []
     assert core_of(sc).list_namespaced_limit_range(NS_A).items == []
 
     mark = sc.audit.mark()
-    again = run_role(sc, "scheduling", dict(VARS, scheduling_state="absent"))
+    again = sched(sc, dict(VARS, scheduling_state="absent"))
     assert failed_message(again) is None and changed_tasks(again) == []
     assert sc.audit.writes_since(mark) == []
 
@@ -303,7 +321,7 @@ def test_openshift_gpu_machineset_without_the_taint_fails_preflight(cluster, kub
     )
     try:
         mark = cluster.audit.mark()
-        out = run_role(cluster, "scheduling", {"scheduling_taint": True})
+        out = sched(cluster, {"scheduling_taint": True})
         msg = failed_message(out)
         assert msg.startswith("scheduling: scheduling_taint: GPU MachineSet(s) " + name), msg
         assert "set gpu_machineset_taint (or gpuops_gpu_taint) true" in msg
@@ -315,7 +333,7 @@ def test_openshift_gpu_machineset_without_the_taint_fails_preflight(cluster, kub
             {"spec": {"template": {"spec": {"taints": [GPU_TAINT]}}}},
             "openshift-machine-api",
         )
-        ok = run_role(cluster, "scheduling", {"scheduling_taint": True}, check=True)
+        ok = sched(cluster, {"scheduling_taint": True}, check=True)
         assert failed_message(ok) is None
     finally:
         delete_machineset(kube, name)
