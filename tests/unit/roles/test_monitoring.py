@@ -206,7 +206,12 @@ def render_rules(tmp_path):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=build, ANSIBLE_NOCOLOR="1")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     proc = subprocess.run(
-        [playbook, os.path.join(ROOT, "tests", "monitoring", "render_rules.yml"), "-e", "monitoring_rules_file=" + dest],
+        [
+            playbook,
+            os.path.join(ROOT, "tests", "monitoring", "render_rules.yml"),
+            "-e",
+            "monitoring_rules_file=" + dest,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env=env,
