@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build (or find) promtool, the Prometheus rule checker, from the Go module proxy.
+#
+# `go install github.com/prometheus/prometheus/cmd/promtool@vX` is refused (prometheus's go.mod has exclude
+# directives), so a pinned wrapper module, tests/localcluster/go/promtool (go.mod/go.sum, `tool` directive),
+# requires github.com/prometheus/prometheus and builds its cmd/promtool, as tests/localcluster/build.sh builds
+# the control plane. Cached outside the repo, keyed by version:
+#   ${GPUOPS_CACHE_DIR:-~/.cache/gpuops-localcluster}/bin/promtool-<version>/promtool
+# A user who already has promtool can point at it instead: PROMTOOL=/path/to/promtool.
+# Prints the path of the promtool binary on stdout.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mod=$here/../localcluster/go/promtool
+cache=${GPUOPS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuops-localcluster}
+export GOTOOLCHAIN=local CGO_ENABLED=0
+export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+
+log() { echo "[build] $*" >&2; }
+
+if [ -n "${PROMTOOL:-}" ]; then
+  [ -x "$PROMTOOL" ] || { log "PROMTOOL=$PROMTOOL is not executable"; exit 1; }
+  echo "$PROMTOOL"
+  exit 0
+fi
+
+version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2 }' "$mod/go.mod")
+[ -n "$version" ] || { log "no github.com/prometheus/prometheus requirement in $mod/go.mod"; exit 1; }
+dir=$cache/bin/promtool-$version
+if [ ! -x "$dir/promtool" ]; then
+  command -v go >/dev/null || { log "go is required to build promtool (or set PROMTOOL)"; exit 1; }
+  log "building promtool $version (cold build: a few minutes on 2 cores)"
+  start=$(date +%s)
+  mkdir -p "$dir.tmp"
+  (cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$dir.tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
+  rm -rf "$dir" && mv "$dir.tmp" "$dir"
+  log "promtool built in $(( $(date +%s) - start ))s"
+fi
+echo "$dir/promtool"
