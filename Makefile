@@ -19,7 +19,7 @@ PYTEST_ARGS ?=
 # runs whole on one worker (tests/integration/conftest.py groups them). Most of their time is waiting.
 INTEGRATION_WORKERS ?= 2
 # One shared local cluster; each scenario cleans up after itself.
-MOLECULE_SCENARIOS ?= default gpu_machineset entitlement nfd driver
+MOLECULE_SCENARIOS ?= default gpu_machineset entitlement nfd stack
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
