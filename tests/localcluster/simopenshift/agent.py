@@ -443,8 +443,16 @@ class NodeAgent(Controller):
                 ref = volume.get("configMap") or {}
                 cm = self.configmaps.get(ref.get("name"), namespace_of(pod)) if ref.get("name") else None
                 if cm and cm.get("data"):
-                    container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
-                    default = gpustack.container_env(container, "DEFAULT_CONFIG")
+                    # DEFAULT_CONFIG: on the plugin / GFD container, or on its config-manager sidecar.
+                    containers = (pod.get("spec") or {}).get("containers") or [{}]
+                    default = next(
+                        (
+                            gpustack.container_env(c, "DEFAULT_CONFIG")
+                            for c in containers
+                            if gpustack.container_env(c, "DEFAULT_CONFIG")
+                        ),
+                        None,
+                    )
                     return gpustack.sharing_config(cm["data"], labels_of(node), default)
         return 1, False, "none"
 
