@@ -16,7 +16,9 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
    log, as after a kernel upgrade. An internal-registry image that does not
    exist gives ImagePullBackOff.
 2. **container toolkit**: Ready once the node's driver is Ready (waits in
-   PodInitializing before).
+   PodInitializing before), logging the runtime its ``RUNTIME`` env names;
+   a runtime the node does not run (``nodeInfo.containerRuntimeVersion``)
+   crash-loops it with the installer's error.
 3. **device plugin**: Ready once driver and toolkit are; then the node's
    ``status.capacity``/``allocatable`` get ``nvidia.com/gpu`` = GPU count (x
    time-slicing replicas from the plugin's config map). While the driver is
@@ -24,7 +26,9 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
    is removed.
 4. **gpu-feature-discovery**: Ready with driver and toolkit; the node gets the
    ``nvidia.com/*`` labels of seed 004 (product, count, memory, family,
-   compute capability, cuda driver/runtime versions, machine).
+   compute capability, cuda driver/runtime versions, machine), unless GFD runs
+   on the NodeFeature API (``USE_NODE_FEATURE_API`` not ``false``) on the
+   openshift profile, whose NFD does not turn NodeFeature objects into labels.
 5. **dcgm-exporter**: Ready with driver and toolkit.
 6. **validation and GPU workloads**: run-to-completion pods (restartPolicy
    Never/OnFailure) Succeed with the vectorAdd "Test PASSED" text or an
