@@ -53,6 +53,7 @@ NFD_NS = "openshift-nfd"
 TK_FAST = {"container_toolkit_wait_timeout": 10}
 GFD_FAST = {"gpu_feature_discovery_wait_timeout": 10}
 PLATFORMS = {}
+FRESH = {}
 
 
 def role(cluster, name, role_vars=None, check=False):
@@ -120,7 +121,12 @@ def both(cluster, role_vars=None, check=False, names=("gpu_feature_discovery", "
         }
         for name in names
     ]
-    return run_playbook(cluster, tasks, check=check)
+    out = run_playbook(cluster, tasks, check=check)
+    for task, res in task_results(out):
+        platform = (res.get("ansible_facts") or {}).get("preflight_platform")
+        if task.endswith("Record the detected platform for later states") and platform:
+            PLATFORMS[cluster.workdir] = platform
+    return out
 
 
 ABSENT = {
@@ -182,13 +188,16 @@ def gpu(cluster):
     try:
         if saved is None:
             kube.create(apis.NODEFEATUREDISCOVERIES, nfd_cr(prune=True))
-        kube.create(
-            NAMESPACES, {"metadata": {"name": NS, "labels": {"pod-security.kubernetes.io/enforce": "privileged"}}}
-        )
         (node,) = ready_nodes_of(kube, ms, 1, timeout=90)
         name = node["metadata"]["name"]
-        kube.create(DAEMONSETS, driver_stand_in(name))
         wait_for(lambda: node_label(kube, name, KERNEL_LABEL) == KERNEL, 60, what="NFD kernel label")
+        # Check mode on the fresh cluster (no GPU stack namespace yet), both roles in one run; asserted below.
+        mark = cluster.audit.mark()
+        FRESH["out"] = both(cluster, check=True, names=("container_toolkit", "gpu_feature_discovery"))
+        FRESH["writes"] = writes(cluster, mark, dry_runs=True)
+        namespace = {"metadata": {"name": NS, "labels": {"pod-security.kubernetes.io/enforce": "privileged"}}}
+        kube.create(NAMESPACES, namespace)
+        kube.create(DAEMONSETS, driver_stand_in(name))
         wait_for(lambda: ready(pods_of(kube, "tk-gfd-driver", name)), 60, what="driver stand-in ready")
         yield kube, name
     finally:
@@ -262,6 +271,26 @@ PREFLIGHT_STOPS = (
     "Stop on a bad GPU feature discovery input",
     "Check the sharing ConfigMap and its default key exist",
 )
+
+
+def test_check_mode_on_the_fresh_cluster_writes_nothing(cluster, gpu):
+    _kube, node = gpu
+    out = FRESH["out"]
+    assert failed_message(out) is None
+    assert FRESH["writes"] == []
+    said = [
+        str(res.get("msg"))
+        for name, res in task_results(out)
+        if name.endswith("Say what the state would do (check mode)") and not res.get("skipped")
+    ]
+    assert len(said) == 2, said
+    assert (
+        "container_toolkit: would run DaemonSet %s in %s configuring crio (CDI on) on %s" % (TOOLKIT_DS, NS, node)
+        in said[0]
+    )
+    assert "namespace %s is made by the driver role first" % NS in said[0]
+    assert said[1].startswith("gpu_feature_discovery: would run DaemonSet %s" % GFD_DS), said
+    assert "USE_NODE_FEATURE_API=false" in said[1]
 
 
 def test_check_mode_writes_nothing_and_says_what_it_would_do(cluster, gpu):
