@@ -382,7 +382,13 @@ def sharing_stack(namespace, tag, mig_strategy=None, config_map=None):
         container["volumeMounts"] = [{"name": "config", "mountPath": "/config"}]
     objects.append(
         daemonset(
-            "gpu-feature-discovery", namespace, tag, "gpu-feature-discovery", "nvcr.io/nvidia/k8s-device-plugin:v0.16.1"
+            "gpu-feature-discovery",
+            namespace,
+            tag,
+            "gpu-feature-discovery",
+            "nvcr.io/nvidia/k8s-device-plugin:v0.16.1",
+            # As the GPU Operator runs GFD on OpenShift: labels, not a NodeFeature object.
+            env={"USE_NODE_FEATURE_API": "false"},
         )
     )
     for body in objects:

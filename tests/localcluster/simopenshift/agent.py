@@ -16,7 +16,9 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
    log, as after a kernel upgrade. An internal-registry image that does not
    exist gives ImagePullBackOff.
 2. **container toolkit**: Ready once the node's driver is Ready (waits in
-   PodInitializing before).
+   PodInitializing before), logging the runtime its ``RUNTIME`` env names;
+   a runtime the node does not run (``nodeInfo.containerRuntimeVersion``)
+   crash-loops it with the installer's error.
 3. **device plugin**: Ready once driver and toolkit are; then the node's
    ``status.capacity``/``allocatable`` get ``nvidia.com/gpu`` = GPU count (x
    time-slicing replicas from the plugin's config map). While the driver is
@@ -24,7 +26,9 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
    is removed.
 4. **gpu-feature-discovery**: Ready with driver and toolkit; the node gets the
    ``nvidia.com/*`` labels of seed 004 (product, count, memory, family,
-   compute capability, cuda driver/runtime versions, machine).
+   compute capability, cuda driver/runtime versions, machine), unless GFD runs
+   on the NodeFeature API (``USE_NODE_FEATURE_API`` not ``false``) on the
+   openshift profile, whose NFD does not turn NodeFeature objects into labels.
 5. **dcgm-exporter**: Ready with driver and toolkit; a Ready exporter pod
    serves ``/metrics`` and ``/health`` on its pod IP and port (``exporter.py``:
    the real exposition format, counters from its CSV) while the pod is Ready and
@@ -305,18 +309,7 @@ class NodeAgent(Controller):
 
         # 2. container toolkit
         toolkit_ready = bool(host_driver) and has_gpu
-        toolkit_ready = (
-            self._dependent(
-                node,
-                by.get(TOOLKIT, []),
-                driver_ready,
-                boot,
-                now,
-                wake,
-                "nvidia-container-toolkit installed for runtime crio\n",
-            )
-            or toolkit_ready
-        )
+        toolkit_ready = self._toolkit(node, by.get(TOOLKIT, []), driver_ready, boot, now, wake) or toolkit_ready
         stack_ready = driver_ready and toolkit_ready
 
         # 3. device plugin -> node capacity
@@ -342,11 +335,13 @@ class NodeAgent(Controller):
             plugin_ready = True  # pre-provisioned node: its capacity is static
 
         # 4. GFD labels, 5. DCGM exporter
-        gfd_ready = self._dependent(
-            node, by.get(GFD, []), stack_ready, boot, now, wake, "Start running\nCreating Labels\nSleeping for 60s\n"
-        )
+        gfd_labels, gfd_log, gfd_sharing = self._gfd_output(node, by.get(GFD, []))
+        gfd_ready = self._dependent(node, by.get(GFD, []), stack_ready, boot, now, wake, gfd_log)
+        replicas, rename, strategy = gfd_sharing or (replicas, rename, strategy)
         if managed:
-            self._gfd(node, hw, gfd_ready and has_gpu, driver_version, (replicas, strategy, rename), mig_layout)
+            self._gfd(
+                node, hw, gfd_ready and has_gpu and gfd_labels, driver_version, (replicas, strategy, rename), mig_layout
+            )
         gpu_pods = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
         self._exporters(
             node, by.get(DCGM, []), stack_ready, boot, now, wake, (hw, gpu_count, driver_version, mig_layout), gpu_pods
@@ -483,6 +478,40 @@ class NodeAgent(Controller):
             else:
                 wake.append(self.timing(0.5) - age)
         return any_ready
+
+    def _toolkit(self, node, pods, driver_ready, boot, now, wake):
+        """nvidia-ctk-installer: configures the runtime its RUNTIME env names; another runtime's node crash-loops it."""
+        any_ready = False
+        runtime_of_node = gpustack.node_runtime(node)
+        for pod in pods:
+            container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+            ok, _runtime, log = gpustack.toolkit_run(container, runtime_of_node)
+            if ok or not driver_ready:
+                any_ready = self._dependent(node, [pod], driver_ready, boot, now, wake, log) or any_ready
+                continue
+            clock = self.clock(pod, boot, now)
+            self._crash_loop(node, pod, log, clock, now - clock.started, now, wake)
+        return any_ready
+
+    def _gfd_output(self, node, pods):
+        """(labels on the node?, log, sharing) of GFD.
+
+        With USE_NODE_FEATURE_API (GFD's default) GFD writes a NodeFeature object, which becomes labels only where
+        NFD's master reads NodeFeature objects: upstream NFD (the kubernetes profile) does, the Red Hat NFD of the
+        openshift profile does not (hence the GPU Operator's USE_NODE_FEATURE_API=false there). Sharing:
+        (replicas, rename, strategy) from GFD's own config map when it mounts one that shares, else None (the
+        device plugin's is used then).
+        """
+        container = (((pods or [{}])[0].get("spec") or {}).get("containers") or [{}])[0]
+        live = self._live_sharing(node, pods[0]) if pods else None
+        sharing = live[0] if live and live[0][2] != "none" else None
+        if not gpustack.gfd_uses_node_feature_api(container):
+            log = "Start running\nCreating Labels\nWriting labels to output file %s/gfd\nSleeping for 60s\n" % (
+                "/etc/kubernetes/node-feature-discovery/features.d"
+            )
+            return True, log, sharing
+        log = "Start running\nCreating Labels\nUpdating NodeFeature object nvidia-features-for-%s\nSleeping for 60s\n"
+        return not self.openshift, log % name_of(node), sharing
 
     def _sharing(self, node, plugin_pods, started, now, wake):
         """(replicas, rename, strategy) the node's device plugin runs with.

@@ -462,6 +462,97 @@ def gfd_labels(node, hw, driver, replicas=1, strategy="none", timestamp=None, re
     return {GFD_PREFIX + k: v for k, v in labels.items() if v != ""}
 
 
+# Container runtimes as status.nodeInfo.containerRuntimeVersion names them (``cri-o://1.29.5``) -> the
+# installer's RUNTIME value (nvidia-ctk-installer ``--runtime``).
+RUNTIME_SCHEMES = {"cri-o": "crio", "containerd": "containerd", "docker": "docker"}
+# Where each runtime's config and socket are when the pod sets none (the GPU Operator's defaults).
+RUNTIME_DEFAULTS = {
+    "crio": {"config": "/etc/crio/config.toml", "socket": None},
+    "containerd": {"config": "/etc/containerd/config.toml", "socket": "/run/containerd/containerd.sock"},
+    "docker": {"config": "/etc/docker/daemon.json", "socket": "/var/run/docker.sock"},
+}
+
+
+def node_runtime(node):
+    """The node's container runtime (crio, containerd, docker) from nodeInfo, or None when it reports none."""
+    version = ((node.get("status") or {}).get("nodeInfo") or {}).get("containerRuntimeVersion") or ""
+    if "://" not in version:
+        return None
+    return RUNTIME_SCHEMES.get(version.split("://", 1)[0])
+
+
+def toolkit_run(container, runtime_of_node):
+    """(ok, runtime, log) of the container toolkit installer (nvidia-ctk-installer) on a node.
+
+    The installer configures the runtime its ``RUNTIME`` env names (the sim takes the node's own when the pod sets
+    none; the real installer's default is docker). Configuring a runtime the node does not run fails the way the
+    real one does: containerd is signalled through its socket (``unable to dial ... no such file or directory``),
+    CRI-O is restarted through systemd (``Unit crio.service not found``); the container exits 1 and crash-loops.
+    """
+    wanted = container_env(container, "RUNTIME")
+    runtime = wanted or runtime_of_node or "crio"
+    defaults = RUNTIME_DEFAULTS.get(runtime, RUNTIME_DEFAULTS["crio"])
+    if runtime == "containerd":
+        config = container_env(container, "CONTAINERD_CONFIG") or defaults["config"]
+        socket = container_env(container, "CONTAINERD_SOCKET") or defaults["socket"]
+    elif runtime == "crio":
+        config, socket = container_env(container, "CRIO_CONFIG") or defaults["config"], None
+    else:
+        config = container_env(container, "DOCKER_CONFIG") or defaults["config"]
+        socket = container_env(container, "DOCKER_SOCKET") or defaults["socket"]
+    cdi = (container_env(container, "CDI_ENABLED") or "true").lower() == "true"
+    lines = [
+        'level=info msg="Parsing arguments"',
+        'level=info msg="Starting nvidia-toolkit"',
+        'level=info msg="Verifying Flags"',
+        "level=info msg=\"Installing NVIDIA container toolkit to '/usr/local/nvidia/toolkit'\"",
+        "level=info msg=\"Installing NVIDIA container toolkit config '/usr/local/nvidia/toolkit/.config/"
+        "nvidia-container-runtime/config.toml'\"",
+    ]
+    if cdi:
+        lines.append('level=info msg="Generating CDI spec for management containers"')
+    lines += [
+        'level=info msg="Setting up runtime"',
+        "level=info msg=\"Starting 'setup' for %s\"" % runtime,
+        'level=info msg="Loading config from %s"' % config,
+    ]
+    ok = runtime_of_node is None or runtime == runtime_of_node
+    if not ok:
+        # Another runtime's node has no such config: the installer starts from an empty one.
+        lines.append('level=info msg="Config file does not exist; using empty config"')
+    lines.append('level=info msg="Flushing config to %s"' % config)
+    if ok:
+        if runtime == "crio":
+            lines.append('level=info msg="Restarting crio using systemd and host\'s systemctl"')
+        else:
+            lines += [
+                'level=info msg="Sending SIGHUP signal to %s"' % runtime,
+                'level=info msg="Successfully signaled %s"' % runtime,
+            ]
+        lines += [
+            "level=info msg=\"Completed 'setup' for %s\"" % runtime,
+            'level=info msg="Waiting for signal"',
+            "nvidia-container-toolkit installed for runtime %s" % runtime,
+        ]
+    elif runtime == "crio":
+        lines.append(
+            'level=error msg="error running nvidia-toolkit: unable to setup runtime: unable to restart crio: '
+            'failed to restart crio: exit status 5: Failed to restart crio.service: Unit crio.service not found."'
+        )
+    else:
+        lines.append(
+            'level=error msg="error running nvidia-toolkit: unable to setup runtime: unable to restart %s: '
+            'unable to signal %s: unable to dial: dial unix %s: connect: no such file or directory"'
+            % (runtime, runtime, socket)
+        )
+    return ok, runtime, "\n".join(lines) + "\n"
+
+
+def gfd_uses_node_feature_api(container):
+    """GFD writes a NodeFeature object instead of node labels unless USE_NODE_FEATURE_API=false (GFD default: true)."""
+    return (container_env(container, "USE_NODE_FEATURE_API") or "true").strip().lower() != "false"
+
+
 def host_driver(node, managed):
     """Driver version installed on the host (no driver container needed), or None.
 

@@ -83,13 +83,15 @@ def device_plugin(namespace, node_selector=None, config_map=None):
     )
 
 
-def gpu_feature_discovery(namespace, node_selector=None):
+def gpu_feature_discovery(namespace, node_selector=None, env=None):
+    """GFD as the GPU Operator runs it on OpenShift: node labels, not a NodeFeature object (USE_NODE_FEATURE_API)."""
     return daemonset(
         "gpu-feature-discovery",
         namespace,
         "gpu-feature-discovery",
         "nvcr.io/nvidia/k8s-device-plugin:v0.15.0-ubi8",
         node_selector,
+        env={"USE_NODE_FEATURE_API": "false"} if env is None else env,
     )
 
 

@@ -50,3 +50,10 @@ def test_state_range_filter_error_names_the_variable():
 def test_gpu_timeline_filter():
     res = template("[] | gpuops.cluster.gpu_timeline(nodes=[])")
     assert res["msg"]["nodes"] == [] and "(no GPU node yet)" in res["msg"]["table"]
+
+
+def test_operand_pod_states_filter():
+    res = template("[] | gpuops.cluster.operand_pod_states(['a'])")
+    assert res["msg"][0]["state"] == "no pod", res
+    res = template("{} | gpuops.cluster.operand_pod_states(['a'])")
+    assert res.get("failed") and "expects a list" in res["msg"], res

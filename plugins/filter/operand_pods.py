@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Filter operand_pod_states: per node, the DaemonSet pod running there and its state in words."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import operand_pod_states as _states
+
+
+def operand_pod_states(pods, node_names):
+    if not isinstance(pods, list) or not isinstance(node_names, list):
+        raise AnsibleFilterError("operand_pod_states: expects a list of pods and a list of node names")
+    return _states(pods, node_names)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"operand_pod_states": operand_pod_states}

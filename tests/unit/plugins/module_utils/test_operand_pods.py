@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""operand_pod_states: per node, the operand pod and its state in words."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import operand_pod_states, pod_state
+
+
+def pod(name, node, ready=False, created="2026-01-01T00:00:00Z", **container):
+    status = {
+        "phase": "Running" if ready or container.get("state", {}).get("running") else "Pending",
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "ContainersNotReady"}],
+        "containerStatuses": [dict({"name": "ctr", "ready": ready}, **container)],
+    }
+    return {
+        "metadata": {"name": name, "creationTimestamp": created},
+        "spec": {"nodeName": node, "containers": [{"name": "ctr"}]},
+        "status": status,
+    }
+
+
+def test_ready_pod_wins_and_missing_node_says_no_pod():
+    pods = [
+        pod("tk-old", "a", ready=True, created="2026-01-01T00:00:00Z", state={"running": {}}),
+        pod("tk-new", "a", created="2026-01-02T00:00:00Z", state={"waiting": {"reason": "ContainerCreating"}}),
+    ]
+    states = operand_pod_states(pods, ["a", "b"])
+    assert states[0] == {"node": "a", "pod": "tk-old", "ready": True, "state": "Running, ready", "containers": ["ctr"]}
+    assert states[1]["node"] == "b" and states[1]["pod"] is None and not states[1]["ready"]
+    assert states[1]["state"] == "no pod"
+
+
+def test_crash_loop_names_restarts_and_exit_code():
+    crashing = pod(
+        "tk-x",
+        "a",
+        state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}},
+        restartCount=3,
+        lastState={"terminated": {"exitCode": 1, "reason": "Error"}},
+    )
+    assert pod_state(crashing) == (False, "CrashLoopBackOff (restarts 3, last exit 1)")
+
+
+@pytest.mark.parametrize(
+    "container, words",
+    [
+        ({"state": {"waiting": {"reason": "PodInitializing"}}}, "PodInitializing"),
+        (
+            {"state": {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "x"'}}},
+            'ImagePullBackOff: Back-off pulling image "x"',
+        ),
+        ({"state": {"running": {}}}, "Running, not ready"),
+        ({"state": {"terminated": {"reason": "Error", "exitCode": 2}}}, "Terminated Error (exit 2)"),
+    ],
+)
+def test_states_in_words(container, words):
+    assert pod_state(pod("p", "a", **container)) == (False, words)
+
+
+def test_terminating_pod_and_filter_input_checks():
+    gone = pod("p", "a", ready=True)
+    gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert pod_state(gone) == (False, "Terminating")
+    # The filter itself runs in a subprocess (tests/unit/plugins/filter/test_timeline_filters.py):
+    # importing controller code here breaks the module tests' warning capture.
