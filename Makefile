@@ -37,8 +37,9 @@ $(BIN)/.stamp: requirements-dev.txt requirements.txt
 
 venv: $(BIN)/.stamp ## create .venv with the pinned tool chain
 
-binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane binaries
+binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane binaries and promtool
 	bash tests/localcluster/build.sh
+	bash tests/monitoring/build_promtool.sh >/dev/null
 
 collection: venv ## expose this checkout as ansible_collections/gpuops/cluster under .build/
 	@mkdir -p $(dir $(COLL))

@@ -68,7 +68,20 @@ def test_connection_is_set_once_through_the_action_group(cluster, tmp_path):
     run_site(cluster, env=env, extra_vars=PREFLIGHT_ONLY, expect_rc=2)
 
 
-STATES = ["preflight", "gpu_machineset", "entitlement", "nfd", "driver"]
+STATES = [
+    "preflight",
+    "gpu_machineset",
+    "entitlement",
+    "nfd",
+    "driver",
+    "container_toolkit",
+    "device_plugin",
+    "gpu_feature_discovery",
+    "monitoring",
+    "scheduling",
+    "gpu_validation",
+]
+STEPS = ("machine_created", "node_ready", "nfd_labelled", "driver_ready", "toolkit_ready", "allocatable", "validated")
 
 
 def ran_tasks(result):
@@ -120,9 +133,16 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path
         assert all(s["seconds"] is not None for s in timeline["states"])
         assert timeline["nodes"], "no GPU node in the timeline"
         for row in timeline["nodes"]:
-            assert all(row["steps"][k] for k in ("machine_created", "node_ready", "nfd_labelled", "driver_ready")), row
+            assert all(row["steps"][k] for k in STEPS), row
             assert row["seconds"]["total"] > 0, row
         assert first["stats"]["localhost"]["failures"] == 0
+        # Every GPU node validated: the reports of the last state, and its table in the output.
+        with open(os.path.join(reports, "gpu-validation.json")) as f:
+            report = json.load(f)
+        assert report["failures"] == [] and report["summary"]["failed"] == 0, report["failures"]
+        assert sorted(n["node"] for n in report["nodes"]) == sorted(r["node"] for r in timeline["nodes"])
+        for ext in ("xml", "md"):
+            assert os.path.getsize(os.path.join(reports, "gpu-validation." + ext)) > 0
 
         mark = cluster.audit.mark()
         second = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})

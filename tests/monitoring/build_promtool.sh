@@ -25,13 +25,16 @@ fi
 
 version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2 }' "$mod/go.mod")
 [ -n "$version" ] || { log "no github.com/prometheus/prometheus requirement in $mod/go.mod"; exit 1; }
-dir=$cache/bin/promtool-$version
+# remove_all_sd: no service-discovery plugins (the cloud SDKs), which rule checks and tests never use; a cold
+# build takes ~3 min on 2 cores instead of ~13 min of CPU.
+tags=remove_all_sd
+dir=$cache/bin/promtool-$version-$tags
 if [ ! -x "$dir/promtool" ]; then
   command -v go >/dev/null || { log "go is required to build promtool (or set PROMTOOL)"; exit 1; }
   log "building promtool $version (cold build: a few minutes on 2 cores)"
   start=$(date +%s)
   mkdir -p "$dir.tmp"
-  (cd "$mod" && go build -trimpath -ldflags "-s -w" -o "$dir.tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
+  (cd "$mod" && go build -tags "$tags" -trimpath -ldflags "-s -w" -o "$dir.tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
   rm -rf "$dir" && mv "$dir.tmp" "$dir"
   log "promtool built in $(( $(date +%s) - start ))s"
 fi
