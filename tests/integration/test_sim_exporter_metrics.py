@@ -41,6 +41,14 @@ DEFAULT_FIELDS = 25  # non-label rows of dcgm-exporter's etc/default-counters.cs
 DRIVER_IMAGE = "nvcr.io/nvidia/driver:550.90.07"  # compiles on the node: any kernel
 
 
+def namespace_gone(core, name):
+    try:
+        core.read_namespace(name)
+    except ApiException as exc:
+        return exc.status == 404
+    return False
+
+
 def on_gpu_nodes(ds):
     """Place a simulation DaemonSet on the two bare GPU nodes (by instance type: they have no NFD label)."""
     spec = ds["spec"]["template"]["spec"]
@@ -133,15 +141,7 @@ def env(k8s_cluster):
             control.exporter_up(e.api, node)
             control.repair_node(e.api, node)
         e.core.delete_namespace(e.ns)
-
-        def gone():
-            try:
-                e.core.read_namespace(e.ns)
-            except ApiException as exc:
-                return exc.status == 404
-            return False
-
-        wait_until(gone, 90, what="namespace %s deleted" % e.ns)
+        wait_until(lambda: namespace_gone(e.core, e.ns), 90, what="namespace %s deleted" % e.ns)
         wait_until(
             lambda: all("nvidia.com/gpu" not in (e.core.read_node(n).status.capacity or {}) for n in GPU_NODES),
             60,

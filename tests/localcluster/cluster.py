@@ -723,7 +723,10 @@ def _ip_route(action, cidr):
     """(ok, error) of ``ip route <action> local <cidr> dev lo``."""
     try:
         proc = subprocess.run(
-            ["ip", "route", action, "local", cidr, "dev", "lo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            ["ip", "route", action, "local", cidr, "dev", "lo"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            check=False,
         )
     except OSError as exc:
         return False, str(exc)

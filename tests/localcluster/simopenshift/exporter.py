@@ -8,7 +8,9 @@ and internal/pkg/collector/gpu_collector.go of github.com/NVIDIA/dcgm-exporter):
 
     # HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
     # TYPE DCGM_FI_DEV_GPU_TEMP gauge
-    DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-...",pci_bus_id="00000000:00:1E.0",device="nvidia0",modelName="Tesla T4",Hostname="gpu-0",DCGM_FI_DRIVER_VERSION="550.90.07",container="c",namespace="ns",pod="p"} 34
+    DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-...",pci_bus_id="00000000:00:1E.0",device="nvidia0",modelName="Tesla T4",...} 34
+
+    (``...``: ``Hostname="gpu-0",DCGM_FI_DRIVER_VERSION="550.90.07",container="c",namespace="ns",pod="p"``)
 
 * counters: the image's ``/etc/dcgm-exporter/default-counters.csv`` (copy of the
   4.5.3-4.8.2 file in ``data/dcgm-exporter-default-counters.csv``), or the file
@@ -33,6 +35,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
 import hashlib
 import logging
 import math
@@ -473,6 +476,10 @@ class Listeners(object):
         self.sources = {}
         self.failed = {}
 
+    def scrape(self, key):
+        """The exposition text of pod ``key``'s exporter, from its source as it is now."""
+        return self.sources[key]()
+
     def ensure(self, key, node, address, port, source):
         """Listen on address:port for pod ``key`` (True), or False when the address cannot be bound."""
         with self.lock:
@@ -484,7 +491,8 @@ class Listeners(object):
                 current.stop()
                 del self.by_key[key]
             try:
-                listener = Listener(key, node, address, port, lambda: self.sources[key]())
+                # The source is looked up when a scrape comes, not now: it is replaced as the pod changes.
+                listener = Listener(key, node, address, port, functools.partial(self.scrape, key))
             except (OSError, IOError) as exc:
                 if self.failed.get(key) != (node, str(exc)):
                     LOG.warning(

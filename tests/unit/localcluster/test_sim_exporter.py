@@ -258,7 +258,7 @@ def test_listener_serves_metrics_and_health_and_stops():
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
-    assert listeners.ensure("uid-1", "gpu-0", "127.0.0.1", port, lambda: render())
+    assert listeners.ensure("uid-1", "gpu-0", "127.0.0.1", port, render)
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as resp:
             assert resp.headers["Content-Type"] == exporter.CONTENT_TYPE
