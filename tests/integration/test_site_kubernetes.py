@@ -16,7 +16,7 @@ from conftest import run_site, state_lines, task_results_of
 pytestmark = pytest.mark.integration
 
 
-def test_site_on_plain_kubernetes_bare_gpu_nodes_to_ready_drivers(k8s_cluster, tmp_path):
+def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, tmp_path):
     from kubernetes import client
 
     core = client.CoreV1Api(k8s_cluster.api)
@@ -52,7 +52,18 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_ready_drivers(k8s_cluster, t
         with open(os.path.join(reports, "timeline.json")) as f:
             timeline = json.load(f)
         assert sorted(r["node"] for r in timeline["nodes"]) == sorted(n.metadata.name for n in gpu_nodes)
-        assert all(r["steps"]["driver_ready"] and r["steps"]["nfd_labelled"] for r in timeline["nodes"])
+        for row in timeline["nodes"]:
+            steps = ("nfd_labelled", "driver_ready", "toolkit_ready", "allocatable", "validated")
+            assert all(row["steps"][k] for k in steps), row
+        # Every GPU node advertises its GPUs and passed validation (workloads, nvidia-smi, metrics).
+        for n in core.list_node().items:
+            if n.metadata.name in [g.metadata.name for g in gpu_nodes]:
+                want = (n.metadata.annotations or {}).get("sim.gpuops.io/gpu-count", "1")
+                assert (n.status.allocatable or {}).get("nvidia.com/gpu") == want, n.metadata.name
+        with open(os.path.join(reports, "gpu-validation.json")) as f:
+            report = json.load(f)
+        assert report["failures"] == [] and report["summary"]["failed"] == 0, report["failures"]
+        assert len(report["nodes"]) == len(gpu_nodes)
 
         mark = k8s_cluster.audit.mark()
         second = run_site(k8s_cluster, extra_vars=extra)
@@ -61,3 +72,10 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_ready_drivers(k8s_cluster, t
         assert k8s_cluster.audit.writes_since(mark) == []
     finally:
         run_site(k8s_cluster, playbook="teardown.yml")
+    # Back to bare GPU nodes: no NFD label, no GPU resource, no taint of ours.
+    for n in core.list_node().items:
+        if n.metadata.name in [g.metadata.name for g in gpu_nodes]:
+            assert "nvidia.com/gpu" not in (n.status.allocatable or {}), n.metadata.name
+            assert not any(
+                k.startswith(("feature.node.kubernetes.io/", "nvidia.com/")) for k in n.metadata.labels or {}
+            )
