@@ -20,6 +20,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -81,6 +83,9 @@ CONTAINERD_VERSION = "containerd://1.7.27"
 # clusterNetwork 10.128.0.0/14 in PODNET_DIR and routes it to the host
 # (``ip route add local <cidr> dev lo``); ``down`` removes only its own route and claim.
 PODNET_DIR = os.environ.get("GPUOPS_PODNET_DIR", "/tmp/gpuops-localcluster-podnet")
+# Held while a cluster chooses its ports and binds them: clusters started at the same moment
+# (pytest-xdist workers, worktrees, molecule next to the tests) would otherwise pick the same range.
+PORTS_LOCK = os.environ.get("GPUOPS_PORTS_LOCK", "/tmp/gpuops-localcluster-ports.lock")
 PODNET_SLOTS = 256
 PODNET_FILE = "podnet.json"
 
@@ -529,6 +534,29 @@ class LocalCluster(object):
         raise RuntimeError("default ServiceAccount not created (kube-controller-manager not working?)")
 
     # ------------------------------------------------------------- lifecycle
+    def _start_control_plane(self, bins=None):
+        """Choose free ports (under ports_lock) and start etcd, the API server, the controllers and kwok."""
+        if not all(port_free(port) for port in self.ports.values()):
+            # Another work directory's cluster took these ports since they were chosen.
+            offset = free_offset()
+            self.ports = dict((k, v + offset) for k, v in PORTS.items())
+            self.server = "https://127.0.0.1:{0}".format(self.ports["apiserver"])
+            log("ports in use by another cluster; using offset {0}".format(offset))
+        bins = bins or find_binaries()
+        self.prepare()
+        # .localcluster/bin: kubectl & co. of the right version for humans.
+        link = os.path.join(self.workdir, "bin")
+        if os.path.islink(link) or os.path.exists(link):
+            os.remove(link)
+        os.symlink(bins, link)
+        t_bins = time.time()
+        self.start_etcd(bins)
+        self.start_apiserver(bins)
+        log("kube-apiserver ready in {0:.1f}s".format(time.time() - t_bins))
+        self.start_controllers(bins)
+        self.start_kwok(bins)
+        return bins
+
     def up(
         self,
         profile="kubernetes",
@@ -552,25 +580,8 @@ class LocalCluster(object):
             log("already running (kubeconfig {0})".format(self.kubeconfig))
             return self.read_state()
         self.down(quiet=True)
-        if not all(port_free(port) for port in self.ports.values()):
-            # Another work directory's cluster took these ports since they were chosen.
-            offset = free_offset()
-            self.ports = dict((k, v + offset) for k, v in PORTS.items())
-            self.server = "https://127.0.0.1:{0}".format(self.ports["apiserver"])
-            log("ports in use by another cluster; using offset {0}".format(offset))
-        bins = bins or find_binaries()
-        self.prepare()
-        # .localcluster/bin: kubectl & co. of the right version for humans.
-        link = os.path.join(self.workdir, "bin")
-        if os.path.islink(link) or os.path.exists(link):
-            os.remove(link)
-        os.symlink(bins, link)
-        t_bins = time.time()
-        self.start_etcd(bins)
-        self.start_apiserver(bins)
-        log("kube-apiserver ready in {0:.1f}s".format(time.time() - t_bins))
-        self.start_controllers(bins)
-        self.start_kwok(bins)
+        with ports_lock():
+            bins = self._start_control_plane(bins)
         names = self.create_nodes(profile, workers, gpu_nodes, gpu_capacity, gpu_node_mode)
         pod_cidr = self.podnet_up()
         if profile == "openshift":
@@ -872,6 +883,17 @@ def find_binaries():
     """Directory with the six binaries: cached build, or built now (cold)."""
     proc = subprocess.run(["bash", os.path.join(HERE, "build.sh")], stdout=subprocess.PIPE, check=True)
     return proc.stdout.decode().strip().splitlines()[-1]
+
+
+@contextlib.contextmanager
+def ports_lock(path=None):
+    """One cluster at a time chooses and binds its ports (an exclusive flock, released on exit or crash)."""
+    with open(path or PORTS_LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def free_offset(step=100, tries=50):
