@@ -15,8 +15,9 @@ SANITY_ROOT := $(BUILD)/sanity
 SANITY_COLL := $(SANITY_ROOT)/ansible_collections/gpuops/cluster
 KUBECONFIG_LOCAL := $(CURDIR)/.localcluster/kubeconfig
 PYTEST_ARGS ?=
-# Integration tests run on this many pytest-xdist workers, each with its own local clusters; a test file
-# runs whole on one worker (tests/integration/conftest.py groups them). Most of their time is waiting.
+# Integration tests run on this many pytest-xdist workers, each with its own local clusters
+# (tests/integration/conftest.py); a test file runs whole, in order, on one worker (--dist loadfile;
+# loadgroup is broken with pytest 9.2: xdist 3.8 still sets the removed Item._nodeid). Most of their time is waiting.
 INTEGRATION_WORKERS ?= 2
 # One shared local cluster; each scenario cleans up after itself.
 MOLECULE_SCENARIOS ?= default gpu_machineset entitlement nfd stack
@@ -62,7 +63,7 @@ build-collection: venv ## build the tarball and prove it installs offline and an
 	bash tests/build_check.sh
 
 integration: collection binaries ## integration tests on the real local control plane (started and stopped here)
-	$(BIN)/pytest -v -n $(INTEGRATION_WORKERS) --dist loadgroup --durations=40 tests/integration $(PYTEST_ARGS)
+	$(BIN)/pytest -v -n $(INTEGRATION_WORKERS) --dist loadfile --durations=40 tests/integration $(PYTEST_ARGS)
 
 molecule: collection binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
 	@running=$$($(BIN)/python tests/localcluster/cluster.py status | grep -q '"api_ready": true' && echo yes || echo no); \

@@ -143,6 +143,12 @@ def node_steps(node, machines_by_name, pods, validated=None):
     }
     for step in POD_STEPS.values():
         steps[step] = max(ready[step]) if ready.get(step) else None
+    # The label's managedFields time is that of the LAST write of its manager, and NFD's master also writes
+    # later labels (GFD's, through its features.d file): a time after the driver was Ready says when NFD last
+    # wrote, not when the node was first labelled, so it is unknown rather than a negative phase.
+    later = [steps[s] for s in ("driver_ready", "toolkit_ready", "allocatable") if steps.get(s)]
+    if steps["nfd_labelled"] and later and steps["nfd_labelled"] > min(later):
+        steps["nfd_labelled"] = None
     return steps
 
 
@@ -187,7 +193,8 @@ def node_timeline(nodes, machines=None, pods=None, validated=None):
             "kernel": dig(node, ("status", "nodeInfo", "kernelVersion")) or "",
             "steps": dict((k, v.isoformat() if v else None) for k, v in steps.items()),
             "seconds": seconds,
-            "out_of_order": any(v is not None and v < 0 for k, v in seconds.items() if k != "total"),
+            # Ready after the NFD labels: the node rebooted (e.g. a MachineConfig rollout) after it was labelled.
+            "out_of_order": seconds["nfd"] is not None and seconds["nfd"] < 0,
         }
         rows.append(row)
     return rows
@@ -216,9 +223,12 @@ def fmt_seconds(value):
 
 def table(states, rows):
     """Printable lines: the states of the run, then time-to-GPU-ready per node."""
-    lines = ["{0:<16} {1:>9}  {2}".format("state", "seconds", "result")]
+    width = max([16] + [len(s["state"] or "") for s in states])
+    lines = ["{0:<{w}} {1:>9}  {2}".format("state", "seconds", "result", w=width)]
     for s in states:
-        lines.append("{0:<16} {1:>9}  {2}".format(s["state"], fmt_seconds(s["seconds"]), s.get("result") or ""))
+        lines.append(
+            "{0:<{w}} {1:>9}  {2}".format(s["state"], fmt_seconds(s["seconds"]), s.get("result") or "", w=width)
+        )
     lines.append("")
     head = ["node"] + [p[0] for p in PHASES] + ["total"]
     width = max([len(h) for h in head[:1]] + [len(r["node"]) for r in rows]) if rows else 4

@@ -64,20 +64,6 @@ def worker_suffix():
     return "" if worker in ("", "gw0") else "-" + worker
 
 
-def pytest_collection_modifyitems(config, items):
-    """Groups for ``pytest -n N --dist loadgroup`` (make integration): a test file runs whole on one worker,
-    in order; the tests on the plain-Kubernetes cluster (and on the 4.19 one) run together, so each such
-    cluster starts once."""
-    for item in items:
-        if "k8s_cluster" in item.fixturenames:
-            group = "k8s_cluster"
-        elif "ocp419_cluster" in item.fixturenames:
-            group = "ocp419_cluster"
-        else:
-            group = os.path.basename(str(item.fspath))
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture(scope="session")
 def cluster():
     profile = os.environ.get("GPUOPS_TEST_PROFILE", "openshift")

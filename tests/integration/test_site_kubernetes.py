@@ -53,7 +53,7 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             timeline = json.load(f)
         assert sorted(r["node"] for r in timeline["nodes"]) == sorted(n.metadata.name for n in gpu_nodes)
         for row in timeline["nodes"]:
-            steps = ("nfd_labelled", "driver_ready", "toolkit_ready", "allocatable", "validated")
+            steps = ("node_ready", "driver_ready", "toolkit_ready", "allocatable", "validated")
             assert all(row["steps"][k] for k in steps), row
         # Every GPU node advertises its GPUs and passed validation (workloads, nvidia-smi, metrics).
         for n in core.list_node().items:

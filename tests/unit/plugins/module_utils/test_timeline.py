@@ -186,3 +186,30 @@ def test_plugin_ready_without_allocatable_gpus_is_not_a_step():
     assert row["steps"]["allocatable"] is None and row["seconds"]["plugin"] is None
     # total stops at the last step reached in order, not at a validation that followed no allocatable.
     assert row["seconds"]["total"] == 110.0
+
+
+def test_nfd_label_rewritten_after_the_driver_is_unknown_not_a_reboot():
+    # NFD's master wrote labels again (GFD's, through features.d) after the driver was Ready.
+    n = node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:10Z", "2026-11-23T10:05:00Z")
+    n["status"]["allocatable"] = {"nvidia.com/gpu": "1"}
+    pods = [
+        stack_pod("gpu-a", "nvidia-driver", "2026-11-23T10:02:00Z"),
+        stack_pod("gpu-a", "nvidia-container-toolkit", "2026-11-23T10:02:10Z"),
+        stack_pod("gpu-a", "nvidia-device-plugin", "2026-11-23T10:02:20Z"),
+    ]
+    row = timeline.node_timeline([n], [], pods, {"gpu-a": "2026-11-23T10:03:00Z"})[0]
+    assert row["steps"]["nfd_labelled"] is None
+    assert row["seconds"]["nfd"] is None and row["seconds"]["driver"] is None
+    assert row["out_of_order"] is False and row["seconds"]["total"] == 180.0
+
+
+def test_long_state_names_keep_the_columns():
+    marks = [
+        {"state": "gpu_feature_discovery", "event": "start", "at": "2026-11-23T10:00:00Z"},
+        {"state": "gpu_feature_discovery", "event": "end", "at": "2026-11-23T10:00:08.5Z"},
+        {"state": "nfd", "event": "start", "at": "2026-11-23T10:00:09Z"},
+        {"state": "nfd", "event": "end", "at": "2026-11-23T10:00:10Z"},
+    ]
+    lines = timeline.build(marks, [])["table"]
+    assert lines[1].rstrip().endswith("8.5") and lines[2].rstrip().endswith("1.0")
+    assert len(lines[1].rstrip()) == len(lines[2].rstrip())
