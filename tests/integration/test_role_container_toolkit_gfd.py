@@ -23,7 +23,7 @@ from conftest import changed_tasks, failed_message, run_playbook, run_role, task
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
-from simopenshift import apis, catalog, manifests  # noqa: E402
+from simopenshift import apis, catalog, manifests, testing  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, PODS, Resource, labels_of  # noqa: E402
 from simopenshift.testing import (  # noqa: E402
     Client,
@@ -187,6 +187,7 @@ def gpu(cluster):
     saved = kube.get(apis.NODEFEATUREDISCOVERIES, NFD_CR, NFD_NS)
     try:
         if saved is None:
+            testing.ensure_namespace(kube, NFD_NS)
             kube.create(apis.NODEFEATUREDISCOVERIES, nfd_cr(prune=True))
         (node,) = ready_nodes_of(kube, ms, 1, timeout=90)
         name = node["metadata"]["name"]

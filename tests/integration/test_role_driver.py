@@ -25,7 +25,7 @@ from conftest import changed_tasks, failed_message, run_playbook, run_role, task
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
-from simopenshift import apis, catalog, control  # noqa: E402
+from simopenshift import apis, catalog, control, testing  # noqa: E402
 from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES, PODS, Resource, labels_of  # noqa: E402
 from simopenshift.testing import (  # noqa: E402
     Client,
@@ -157,6 +157,7 @@ def gpu(cluster):
         name = node["metadata"]["name"]
         if saved is not None:
             drop_nfd_cr(kube, prune=bool((saved.get("spec") or {}).get("prunerOnDelete")))
+        testing.ensure_namespace(kube, NFD_NS)
         kube.create(apis.NODEFEATUREDISCOVERIES, nfd_cr(prune=False))
         wait_for(lambda: node_label(kube, name, KERNEL_LABEL) == OLD_KERNEL, 60, what="NFD kernel label")
         yield kube, name
@@ -325,6 +326,7 @@ def test_crash_loop_named_then_kernel_upgrade_gives_one_build_and_one_daemonset(
     assert set(builds(kube)) == old_builds
 
     # NFD back: the node is labelled with its real kernel; the role adds exactly one build and one DaemonSet.
+    testing.ensure_namespace(kube, NFD_NS)
     kube.create(apis.NODEFEATUREDISCOVERIES, nfd_cr(prune=True))
     wait_for(lambda: node_label(kube, node, KERNEL_LABEL) == NEW_KERNEL, 60, what="NFD relabels the new kernel")
     out = driver(cluster, FAST)
@@ -383,6 +385,7 @@ def test_openshift_419_driver_toolkit_tag_and_rhel_image(ocp419_cluster):
     (node,) = ready_nodes_of(kube, ms, 1, timeout=90)
     name = node["metadata"]["name"]
     if kube.get(apis.NODEFEATUREDISCOVERIES, NFD_CR, NFD_NS) is None:
+        testing.ensure_namespace(kube, NFD_NS)
         kube.create(apis.NODEFEATUREDISCOVERIES, nfd_cr(prune=True))
     wait_for(lambda: node_label(kube, name, NFD + "system-os_release.ID") == "rhel", 60, what="NFD labels (ID=rhel)")
     assert node_label(kube, name, NFD + "system-os_release.VERSION_ID") == "9.6"

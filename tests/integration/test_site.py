@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from conftest import BUILD, PREFLIGHT_ONLY, run_site, state_lines, task_results_of
+from conftest import BUILD, PREFLIGHT_ONLY, extra_cluster, run_site, state_lines, task_results_of
 from inventory import differences, inventory
 
 pytestmark = pytest.mark.integration
@@ -124,7 +124,15 @@ def gpu_leftovers(cluster):
     return left
 
 
-def test_site_converges_each_state_then_a_rerun_writes_nothing(cluster, tmp_path):
+@pytest.fixture(scope="module")
+def fresh_cluster():
+    """An OpenShift cluster nothing else touched: the inventory before site.yml is the fresh cluster's."""
+    with extra_cluster("site", "openshift") as c:
+        yield c
+
+
+def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tmp_path):
+    cluster = fresh_cluster
     reports = str(tmp_path)
     before = inventory(cluster.api)
     try:

@@ -93,10 +93,16 @@ def delete_machineset(client, name, timeout=60):
     client.delete(apis.MACHINESETS, name, apis.MACHINE_API_NS)
 
 
+def ensure_namespace(client, name):
+    """Create the namespace when missing (a fresh OpenShift cluster has no openshift-nfd); True when created."""
+    if client.get(NAMESPACES, name) is None:
+        client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        return True
+    return False
+
+
 def ensure_nfd(client, name="nfd-instance", namespace=NFD_NAMESPACE, spec=None):
-    # A fresh OpenShift cluster has no openshift-nfd: whoever installs NFD creates it.
-    if client.get(NAMESPACES, namespace) is None:
-        client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    ensure_namespace(client, namespace)
     if client.get(apis.NODEFEATUREDISCOVERIES, name, namespace) is None:
         client.create(
             apis.NODEFEATUREDISCOVERIES,
