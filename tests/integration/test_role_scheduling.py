@@ -22,11 +22,11 @@ __metaclass__ = type
 
 import os
 import sys
-import time
 import uuid
 
 import pytest
 from conftest import changed_tasks, extra_cluster, failed_message, run_playbook, run_role, task_results
+from waiting import wait_until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
@@ -121,17 +121,6 @@ def pod(name, ns, gpus=None, tolerate=False, priority=None, host=None):
     if host:
         spec["nodeSelector"] = {"kubernetes.io/hostname": host}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
-
-
-def wait_until(what, fn, timeout=60):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError("timed out waiting for {0} (last: {1})".format(what, last))
 
 
 def test_check_mode_on_the_fresh_cluster_writes_nothing(sc):
@@ -251,14 +240,14 @@ def test_scheduler_keeps_untolerating_pods_off_gpu_nodes(sc):
         events = core.list_namespaced_event(NS_RUN, field_selector="involvedObject.name=gpu-untolerated").items
         return [e.message for e in events if e.reason == "FailedScheduling"]
 
-    messages = wait_until("a FailedScheduling event", failed_scheduling)
+    messages = wait_until(what="a FailedScheduling event", fn=failed_scheduling)
     # The 3 CPU workers have no nvidia.com/gpu; the 5 others are tainted: the 3 control-plane nodes and the 2 GPU
     # nodes (nvidia.com/gpu=:NoSchedule), the only ones that could fit it. Preemption cannot help either.
     assert "3 Insufficient nvidia.com/gpu" in messages[0] and "5 node(s) had untolerated taint" in messages[0], messages
     assert core.read_namespaced_pod("gpu-untolerated", NS_RUN).spec.node_name is None
     # A CPU pod without the toleration lands on a CPU worker (the GPU nodes' taint filters them out).
     core.create_namespaced_pod(NS_RUN, pod("cpu-plain", NS_RUN))
-    host = wait_until("cpu-plain bound", lambda: core.read_namespaced_pod("cpu-plain", NS_RUN).spec.node_name)
+    host = wait_until(what="cpu-plain bound", fn=lambda: core.read_namespaced_pod("cpu-plain", NS_RUN).spec.node_name)
     assert host.startswith("worker-"), host
     for name in ("gpu-untolerated", "cpu-plain"):
         core.delete_namespaced_pod(name, NS_RUN, grace_period_seconds=0)
@@ -268,14 +257,16 @@ def test_high_priority_gpu_pod_preempts_a_low_priority_one(sc):
     core = core_of(sc)
     assert node(sc, "gpu-0")["status"]["allocatable"]["nvidia.com/gpu"] == "1"
     core.create_namespaced_pod(NS_RUN, pod("low", NS_RUN, gpus=1, tolerate=True, priority=LOW, host="gpu-0"))
-    wait_until("low bound to gpu-0", lambda: core.read_namespaced_pod("low", NS_RUN).spec.node_name == "gpu-0")
+    wait_until(what="low bound to gpu-0", fn=lambda: core.read_namespaced_pod("low", NS_RUN).spec.node_name == "gpu-0")
     core.create_namespaced_pod(NS_RUN, pod("high", NS_RUN, gpus=1, tolerate=True, priority=HIGH, host="gpu-0"))
 
     def low_gone():
         return "low" not in [p.metadata.name for p in core.list_namespaced_pod(NS_RUN).items]
 
-    wait_until("low evicted", low_gone)
-    wait_until("high bound to gpu-0", lambda: core.read_namespaced_pod("high", NS_RUN).spec.node_name == "gpu-0")
+    wait_until(what="low evicted", fn=low_gone)
+    wait_until(
+        what="high bound to gpu-0", fn=lambda: core.read_namespaced_pod("high", NS_RUN).spec.node_name == "gpu-0"
+    )
     events = core.list_namespaced_event(NS_RUN, field_selector="involvedObject.name=low").items
     assert any(e.reason == "Preempted" for e in events), [(e.reason, e.message) for e in events]
     assert core.read_namespaced_pod("high", NS_RUN).spec.priority == 100000
