@@ -124,6 +124,29 @@ def test_daemonset_one_running_pod_per_matching_node(cluster, core, nodes, names
     assert ds.status.desired_number_scheduled == 3
 
 
+def test_pod_marked_not_ready_by_the_node_controller_is_ready_again(core, nodes, namespace):
+    """The node lifecycle controller marks a late node's pods Ready=False; a kubelet reports them Ready again."""
+    (node,) = nodes(1)
+    core.create_namespaced_pod(namespace, pod("back", node_selector={"kubernetes.io/hostname": node}))
+    ready = wait_pod(core, "back", namespace, lambda p: p.status.phase == "Running" and is_ready(p), what="pod Ready")
+    # What the controller writes (MarkPodsNotReady): the Ready condition alone, ContainersReady stays True.
+    conditions = [
+        (
+            {"type": "Ready", "status": "False", "lastTransitionTime": ready.status.start_time.isoformat()}
+            if c.type == "Ready"
+            else {"type": c.type, "status": c.status}
+        )
+        for c in ready.status.conditions
+    ]
+    marked = core.patch_namespaced_pod_status("back", namespace, {"status": {"conditions": conditions}})
+    assert not is_ready(marked)
+    wait_pod(core, "back", namespace, is_ready, timeout=30, what="pod Ready again")
+
+
+def is_ready(p):
+    return any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
+
+
 def test_gpu_pod_lands_only_on_gpu_node_and_pends_without_one(core, nodes, namespace):
     nodes(2)  # CPU-only nodes
     p = pod("wants-gpu", node_selector={"gpuops.test/set": nodes.tag}, gpus=1)

@@ -187,7 +187,7 @@ def test_agent_ownership_matches_the_kwok_stage_exclusions():
         docs = [d for d in yaml.safe_load_all(handle) if d]
     assert len(docs) == 1, "ansible-test yamllint wants one document: keep the stages as a list"
     stages = {d["metadata"]["name"]: d for d in docs[0]}
-    for name in ("pod-ready", "pod-complete-by-policy"):
+    for name in ("pod-ready", "pod-ready-again", "pod-complete-by-policy"):
         exprs = stages[name]["spec"]["selector"]["matchExpressions"]
         comp = [e for e in exprs if e["key"] == '.metadata.labels["app.kubernetes.io/component"]']
         assert comp and comp[0]["operator"] == "NotIn" and sorted(comp[0]["values"]) == sorted(catalog.AGENT_COMPONENTS)
