@@ -21,6 +21,10 @@ PYTEST_ARGS ?=
 INTEGRATION_WORKERS ?= 2
 # One shared local cluster; each scenario cleans up after itself.
 MOLECULE_SCENARIOS ?= default gpu_machineset entitlement nfd stack
+# ENGINE=mitogen runs the demo with Mitogen for Ansible's mitogen_linear strategy (one warm Python,
+# no per-task interpreter start and kubernetes client import; see README, Benchmarks).
+ENGINE ?= default
+ENGINE_ENV = $(if $(filter mitogen,$(ENGINE)),ANSIBLE_STRATEGY=mitogen_linear ANSIBLE_STRATEGY_PLUGINS=$$($(BIN)/python -c 'import ansible_mitogen, os; print(os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy"))'),)
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
@@ -82,9 +86,10 @@ cluster-down: ## stop the local cluster; leaves no process behind
 cluster-status: ## what is running
 	$(BIN)/python tests/localcluster/cluster.py status
 
-demo: collection ## bring up the simulated OpenShift cluster and run playbooks/site.yml against it
+demo: collection ## bring up the simulated OpenShift cluster and run playbooks/site.yml against it (ENGINE=mitogen: faster)
+	@case "$(ENGINE)" in default|mitogen) ;; *) echo "ENGINE must be default or mitogen, got '$(ENGINE)'"; exit 2;; esac
 	$(MAKE) cluster-up PROFILE=openshift
-	K8S_AUTH_KUBECONFIG=$(KUBECONFIG_LOCAL) $(BIN)/ansible-playbook -i inventories/local playbooks/site.yml
+	K8S_AUTH_KUBECONFIG=$(KUBECONFIG_LOCAL) $(ENGINE_ENV) $(BIN)/ansible-playbook -i inventories/local playbooks/site.yml
 	@echo "The cluster is still up: KUBECONFIG=$(KUBECONFIG_LOCAL) ; 'make cluster-down' stops it."
 
 bench: collection binaries ## benchmark scripts (figures printed, not asserted)

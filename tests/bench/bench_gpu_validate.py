@@ -24,17 +24,14 @@ ansible-playbook are reported; the ratio is taken on the module's duration
 from __future__ import absolute_import, division, print_function
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 
+from ansible_env import no_json_message, run_tasks  # noqa: E402
 from gpu_nodes import SET_LABEL, GpuNodes, delete_namespace, make_namespace  # noqa: E402
 from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster  # noqa: E402
 
@@ -50,50 +47,11 @@ def ensure_collection_link():
 
 def run_module(kubeconfig, args):
     """One gpu_validate task through ansible-playbook; returns (result, wall seconds)."""
-    play = [
-        {
-            "name": "bench",
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [{"name": "gpu_validate", "gpuops.cluster.gpu_validate": args, "ignore_errors": True}],
-        }
-    ]
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=os.path.join(ROOT, ".build")) as handle:
-        json.dump(play, handle)
-        path = handle.name
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".build"),
-        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-        ANSIBLE_LOCALHOST_WARNING="false",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
-        K8S_AUTH_KUBECONFIG=kubeconfig,
-    )
-    cmd = [
-        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
-        "-i",
-        "localhost,",
-        "-e",
-        "ansible_connection=local",
-        "-e",
-        "ansible_python_interpreter={0}".format(sys.executable),
-        path,
-    ]
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900, check=False)
-    finally:
-        os.remove(path)
-    wall = time.monotonic() - start
-    out = proc.stdout.decode("utf-8", "replace")
-    if "{" not in out:
-        raise SystemExit(
-            "ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(
-                proc.returncode, out, proc.stderr.decode("utf-8", "replace")
-            )
-        )
-    data = json.loads(out[out.find("{") :])
-    return data["plays"][0]["tasks"][-1]["hosts"]["localhost"], wall
+    task = {"name": "gpu_validate", "gpuops.cluster.gpu_validate": args, "ignore_errors": True}
+    out, proc, wall = run_tasks(kubeconfig, [task])
+    if out is None:
+        raise SystemExit(no_json_message(proc))
+    return out["plays"][0]["tasks"][-1]["hosts"]["localhost"], wall
 
 
 def measure(kubeconfig, args, label):

@@ -18,18 +18,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "localcluster"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-BUILD = os.path.join(ROOT, ".build")
+
+from ansible_env import no_json_message, run_tasks  # noqa: E402
 
 
 def manifests(ns, n, marker):
@@ -60,46 +57,11 @@ def manifests(ns, n, marker):
 
 
 def run(kubeconfig, objs, state="present"):
-    play = [
-        {
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [
-                {"name": "ensure", "gpuops.cluster.k8s_ensure": {"definitions": objs, "state": state, "owner": "bench"}}
-            ],
-        }
-    ]
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
-        json.dump(play, f)
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=BUILD,
-        K8S_AUTH_KUBECONFIG=kubeconfig,
-        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-        ANSIBLE_LOCALHOST_WARNING="false",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
-    )
-    start = time.monotonic()
-    proc = subprocess.run(
-        [
-            os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
-            "-i",
-            "localhost,",
-            "-e",
-            "ansible_connection=local",
-            "-e",
-            "ansible_python_interpreter=" + sys.executable,
-            f.name,
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
-    wall = time.monotonic() - start
-    os.remove(f.name)
-    out = proc.stdout.decode()
-    result = json.loads(out[out.find("{") :])["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    task = {"name": "ensure", "gpuops.cluster.k8s_ensure": {"definitions": objs, "state": state, "owner": "bench"}}
+    out, proc, wall = run_tasks(kubeconfig, [task])
+    if out is None:
+        sys.exit(no_json_message(proc))
+    result = out["plays"][0]["tasks"][0]["hosts"]["localhost"]
     if proc.returncode != 0:
         print(result.get("msg"), file=sys.stderr)
         sys.exit(1)

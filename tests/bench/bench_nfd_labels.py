@@ -17,16 +17,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(ROOT, ".build")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from ansible_env import no_json_message, run_tasks  # noqa: E402
+
 SELECTOR_KEY = "gpuops-bench.io/node"
 NFD_GPU = "feature.node.kubernetes.io/pci-10de.present"
 
@@ -110,54 +110,11 @@ def wait_ready(core, count, selector, timeout=180):
 
 
 def run_task(kubeconfig, args, check=False):
-    play = [
-        {
-            "name": "bench",
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": [{"name": "nfd_labels", "gpuops.cluster.nfd_labels": args, "register": "r"}],
-        }
-    ]
-    os.makedirs(BUILD, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=BUILD) as f:
-        json.dump(play, f)
-        path = f.name
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=BUILD,
-        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-        K8S_AUTH_KUBECONFIG=kubeconfig,
-        ANSIBLE_LOCALHOST_WARNING="false",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
-    )
-    cmd = [
-        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
-        "-i",
-        "localhost,",
-        "-e",
-        "ansible_connection=local",
-        "-e",
-        "ansible_python_interpreter=" + sys.executable,
-        path,
-    ]
-    if check:
-        cmd.append("--check")
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
-    finally:
-        os.remove(path)
-    wall = time.monotonic() - started
-    out = proc.stdout.decode("utf-8", "replace")
-    if "{" not in out:
-        return wall, {
-            "failed": True,
-            "msg": "ansible-playbook rc={0}: {1}".format(
-                proc.returncode, proc.stderr.decode("utf-8", "replace")[-2000:]
-            ),
-        }
-    result = json.loads(out[out.find("{") :])["plays"][0]["tasks"][0]["hosts"]["localhost"]
-    return wall, result
+    task = {"name": "nfd_labels", "gpuops.cluster.nfd_labels": args, "register": "r"}
+    out, proc, wall = run_tasks(kubeconfig, [task], check=check)
+    if out is None:
+        return wall, {"failed": True, "msg": no_json_message(proc)}
+    return wall, out["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 
 def main(argv=None):
@@ -172,7 +129,6 @@ def main(argv=None):
     p.add_argument("--keep", action="store_true", help="leave the simulated nodes in the cluster")
     a = p.parse_args(argv)
 
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
     import conftest  # noqa: F401 - links the collection into .build/ansible_collections
     from kubernetes import client
 

@@ -14,7 +14,11 @@ mutating requests it sent, from the API server's audit log: it must be 0), and o
 the two ratios the issue sets targets for: no-op / converge (<= 40%) and k8s converge / ocp converge
 (<= 1.5). Figures are printed, not asserted; the script exits 1 only when a run fails.
 
-    .venv/bin/python tests/bench/bench_site.py [--scenario ocp|k8s|all] [--gpu-nodes 100] [--nodes 1000]
+Each scenario runs with ansible-core's default engine and with Mitogen's ``mitogen_linear`` strategy
+(``--engine``), each on a fresh cluster.
+
+    .venv/bin/python tests/bench/bench_site.py [--scenario ocp|k8s|all] [--engine default|mitogen|all]
+                                               [--gpu-nodes 100] [--nodes 1000]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,24 +35,13 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
+from ansible_env import ENGINES, collection_env  # noqa: E402
 from localcluster.audit import AuditLog  # noqa: E402
 from localcluster.cluster import LocalCluster  # noqa: E402
 
-BUILD = os.path.join(ROOT, ".build")
 
-
-def playbook(lc, name, extra_vars):
-    env = os.environ.copy()
-    env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": BUILD,
-            "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-            "ANSIBLE_LOCALHOST_WARNING": "false",
-            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-            "ANSIBLE_RETRY_FILES_ENABLED": "false",
-            "K8S_AUTH_KUBECONFIG": lc.kubeconfig,
-        }
-    )
+def playbook(lc, name, extra_vars, engine):
+    env = collection_env(lc.kubeconfig, engine=engine)
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
         "-i",
@@ -69,28 +62,31 @@ def playbook(lc, name, extra_vars):
     return seconds, stats.get("changed", 0), len(result["plays"][0]["tasks"])
 
 
-def scenario(name, profile, up_kwargs, extra_vars, reports):
+def scenario(name, engine, profile, up_kwargs, extra_vars, reports):
+    label = "{0}/{1}".format(name, engine)
     lc = LocalCluster(os.path.join(ROOT, ".localcluster-bench-" + name))
     t0 = time.time()
     lc.up(profile=profile, **up_kwargs)
-    print("[{0}] cluster up in {1:.0f}s ({2})".format(name, time.time() - t0, up_kwargs), flush=True)
+    print("[{0}] cluster up in {1:.0f}s ({2})".format(label, time.time() - t0, up_kwargs), flush=True)
     audit = AuditLog(lc.audit_log, lc.api_client(), user="admin")
-    extra_vars = dict(extra_vars, gpuops_reports_dir=os.path.join(reports, name))
+    extra_vars = dict(extra_vars, gpuops_reports_dir=os.path.join(reports, name, engine))
     figures = {}
     try:
-        figures["converge"] = playbook(lc, "site.yml", extra_vars)
-        print("[{0}] converge  {1[0]:7.1f}s  changed={1[1]} tasks={1[2]}".format(name, figures["converge"]), flush=True)
+        figures["converge"] = playbook(lc, "site.yml", extra_vars, engine)
+        print(
+            "[{0}] converge  {1[0]:7.1f}s  changed={1[1]} tasks={1[2]}".format(label, figures["converge"]), flush=True
+        )
         mark = audit.mark()
-        figures["noop"] = playbook(lc, "site.yml", extra_vars)
+        figures["noop"] = playbook(lc, "site.yml", extra_vars, engine)
         figures["noop_writes"] = len(audit.writes_since(mark))
         print(
             "[{0}] no-op     {1[0]:7.1f}s  changed={1[1]} tasks={1[2]} writes={2}".format(
-                name, figures["noop"], figures["noop_writes"]
+                label, figures["noop"], figures["noop_writes"]
             ),
             flush=True,
         )
-        figures["teardown"] = playbook(lc, "teardown.yml", extra_vars)
-        print("[{0}] teardown  {1[0]:7.1f}s  changed={1[1]}".format(name, figures["teardown"]), flush=True)
+        figures["teardown"] = playbook(lc, "teardown.yml", extra_vars, engine)
+        print("[{0}] teardown  {1[0]:7.1f}s  changed={1[1]}".format(label, figures["teardown"]), flush=True)
     finally:
         lc.down()
     return figures
@@ -99,36 +95,46 @@ def scenario(name, profile, up_kwargs, extra_vars, reports):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenario", choices=["ocp", "k8s", "all"], default="all")
+    p.add_argument(
+        "--engine",
+        choices=list(ENGINES) + ["all"],
+        default="all",
+        help="ansible-core's default strategy, Mitogen's mitogen_linear, or both (tests/ansible_env.py)",
+    )
     p.add_argument("--gpu-nodes", type=int, default=100, help="GPU nodes of the k8s scenario")
     p.add_argument("--nodes", type=int, default=1000, help="all nodes of the k8s scenario (3 are control plane)")
     p.add_argument("--reports", default=os.path.join(ROOT, "reports", "bench"))
     args = p.parse_args()
+    engines = ENGINES if args.engine == "all" else (args.engine,)
     results = {}
-    if args.scenario in ("ocp", "all"):
-        results["ocp"] = scenario(
-            "ocp",
-            "openshift",
-            {},
-            {"gpu_machineset_replicas": 2},
-            args.reports,
-        )
-    if args.scenario in ("k8s", "all"):
-        workers = args.nodes - 3 - args.gpu_nodes
-        results["k8s"] = scenario(
-            "k8s",
-            "kubernetes",
-            {"workers": workers, "gpu_nodes": args.gpu_nodes, "gpu_node_mode": "bare"},
-            {"gpuops_expected_gpu_nodes": args.gpu_nodes},
-            args.reports,
-        )
+    for engine in engines:
+        if args.scenario in ("ocp", "all"):
+            results[("ocp", engine)] = scenario(
+                "ocp",
+                engine,
+                "openshift",
+                {},
+                {"gpu_machineset_replicas": 2},
+                args.reports,
+            )
+        if args.scenario in ("k8s", "all"):
+            workers = args.nodes - 3 - args.gpu_nodes
+            results[("k8s", engine)] = scenario(
+                "k8s",
+                engine,
+                "kubernetes",
+                {"workers": workers, "gpu_nodes": args.gpu_nodes, "gpu_node_mode": "bare"},
+                {"gpuops_expected_gpu_nodes": args.gpu_nodes},
+                args.reports,
+            )
     print("")
     print(
-        "{0:<6} {1:>10} {2:>10} {3:>8} {4:>10} {5:>8}".format("", "converge", "no-op", "writes", "teardown", "no-op %")
+        "{0:<14} {1:>10} {2:>10} {3:>8} {4:>10} {5:>8}".format("", "converge", "no-op", "writes", "teardown", "no-op %")
     )
-    for name, fig in results.items():
+    for (name, engine), fig in results.items():
         print(
-            "{0:<6} {1:>9.1f}s {2:>9.1f}s {3:>8} {4:>9.1f}s {5:>7.0f}%".format(
-                name,
+            "{0:<14} {1:>9.1f}s {2:>9.1f}s {3:>8} {4:>9.1f}s {5:>7.0f}%".format(
+                name + "/" + engine,
                 fig["converge"][0],
                 fig["noop"][0],
                 fig["noop_writes"],
@@ -136,13 +142,14 @@ def main():
                 100.0 * fig["noop"][0] / fig["converge"][0],
             )
         )
-    if "ocp" in results and "k8s" in results:
-        ratio = results["k8s"]["converge"][0] / results["ocp"]["converge"][0]
-        print(
-            "k8s ({0} GPU nodes) converge / ocp (2 GPU nodes) converge: {1:.2f} (target <= 1.5)".format(
-                args.gpu_nodes, ratio
+    for engine in engines:
+        if ("ocp", engine) in results and ("k8s", engine) in results:
+            ratio = results[("k8s", engine)]["converge"][0] / results[("ocp", engine)]["converge"][0]
+            print(
+                "{0}: k8s ({1} GPU nodes) converge / ocp (2 GPU nodes) converge: {2:.2f} (target <= 1.5)".format(
+                    engine, args.gpu_nodes, ratio
+                )
             )
-        )
     return 0
 
 

@@ -21,10 +21,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import uuid
 
 import pytest
+from ansible_env import collection_env, no_json_message, run_tasks
 from localcluster.audit import AuditLog
 from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster
 
@@ -116,74 +116,15 @@ def namespace(cluster):
 
 
 def _collection_env(cluster, env=None):
-    e = os.environ.copy()
-    e.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": BUILD,
-            "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
-            "ANSIBLE_LOCALHOST_WARNING": "false",
-            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "false",
-            "K8S_AUTH_KUBECONFIG": cluster.kubeconfig,
-        }
-    )
-    if env:
-        for k, v in env.items():
-            if v is None:
-                e.pop(k, None)
-            else:
-                e[k] = v
-    return e
+    return collection_env(cluster.kubeconfig, env)
 
 
 def run_playbook(cluster, tasks, check=False, diff=False, env=None, extra_args=None):
     """Run a list of tasks on localhost; return the parsed ansible.posix.json output."""
-    play = [
-        {
-            "name": "gpuops integration",
-            "hosts": "localhost",
-            "gather_facts": False,
-            "tasks": tasks,
-        }
-    ]
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=os.path.join(ROOT, ".build")) as f:
-        json.dump(play, f)
-        path = f.name
-    cmd = [
-        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
-        "-i",
-        "localhost,",
-        "-e",
-        "ansible_connection=local",
-        "-e",
-        "ansible_python_interpreter={0}".format(sys.executable),
-        path,
-    ]
-    if check:
-        cmd.append("--check")
-    if diff:
-        cmd.append("--diff")
-    cmd += extra_args or []
-    try:
-        proc = subprocess.run(
-            cmd,
-            env=_collection_env(cluster, env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            timeout=900,
-            check=False,
-        )
-    finally:
-        os.remove(path)
-    out = proc.stdout.decode("utf-8", "replace")
-    start = out.find("{")
-    if start < 0:
-        raise AssertionError(
-            "ansible-playbook printed no JSON (rc={0}):\n{1}\n{2}".format(proc.returncode, out, proc.stderr.decode())
-        )
-    return json.loads(out[start:])
+    out, proc, _wall = run_tasks(cluster.kubeconfig, tasks, check=check, diff=diff, env=env, extra_args=extra_args)
+    if out is None:
+        raise AssertionError(no_json_message(proc))
+    return out
 
 
 def run_role(cluster, role, role_vars=None, check=False, diff=False, env=None, extra_args=None, tasks_from=None):
@@ -193,6 +134,29 @@ def run_role(cluster, role, role_vars=None, check=False, diff=False, env=None, e
         include["tasks_from"] = tasks_from
     task = {"name": "role under test", "ansible.builtin.include_role": include, "vars": role_vars or {}}
     return run_playbook(cluster, [task], check=check, diff=diff, env=env, extra_args=extra_args)
+
+
+def run_bad_inputs(cluster, cases):
+    """Run each (role, role vars) case in one playbook, each in a rescued block so every case runs alone.
+
+    Returns the output and the (task name, message) of every failed task, in order.
+    """
+    tasks = [
+        {
+            "name": "bad input %d" % i,
+            "block": [
+                {
+                    "name": "role under test",
+                    "ansible.builtin.include_role": {"name": "gpuops.cluster." + role},
+                    "vars": role_vars,
+                }
+            ],
+            "rescue": [{"name": "rescued %d" % i, "ansible.builtin.debug": {"msg": "next input"}}],
+        }
+        for i, (role, role_vars) in enumerate(cases)
+    ]
+    out = run_playbook(cluster, tasks)
+    return out, [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
 
 
 def task_results(out):
