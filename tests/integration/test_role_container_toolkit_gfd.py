@@ -19,7 +19,7 @@ import sys
 import uuid
 
 import pytest
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_bad_inputs, run_playbook, run_role, task_results
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
@@ -312,23 +312,10 @@ def test_check_mode_writes_nothing_and_says_what_it_would_do(cluster, gpu):
 
 
 def test_bad_inputs_fail_in_preflight_with_zero_writes(cluster, gpu):
-    tasks = [
-        {
-            "name": "bad input %d" % i,
-            "block": [
-                {
-                    "name": "role under test",
-                    "ansible.builtin.include_role": {"name": "gpuops.cluster." + name},
-                    "vars": dict(bad, preflight_platform=PLATFORMS[cluster.workdir]),
-                }
-            ],
-            "rescue": [{"name": "rescued %d" % i, "ansible.builtin.debug": {"msg": "next input"}}],
-        }
-        for i, (name, bad, _msg) in enumerate(BAD_INPUTS)
-    ]
     mark = cluster.audit.mark()
-    out = run_playbook(cluster, tasks)
-    failures = [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
+    out, failures = run_bad_inputs(
+        cluster, [(role, dict(bad, preflight_platform=PLATFORMS[cluster.workdir])) for role, bad, _msg in BAD_INPUTS]
+    )
     assert len(failures) == len(BAD_INPUTS), failures
     for (name, msg), (_role, bad, expected) in zip(failures, BAD_INPUTS):
         assert msg.startswith(expected), (bad, msg)

@@ -21,13 +21,13 @@ import sys
 import time
 
 import pytest
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, task_results
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import catalog, manifests  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, labels_of  # noqa: E402
-from simopenshift.testing import Client, wait_for  # noqa: E402
+from simopenshift.testing import Client, start_nfd_worker, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -99,17 +99,8 @@ def stack(k8s_cluster):
         str(r.get("msg")) for n, r in task_results(out) if n.endswith("Say what the state would do (check mode)")
     )
     assert "device_plugin: would run the device plugin DaemonSet %s" % DS in said, said
-    kube.create(NAMESPACES, {"metadata": {"name": NS}})
     try:
-        worker = manifests.daemonset(
-            "nfd-worker", NS, "nfd-worker", "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"
-        )
-        worker["spec"]["template"]["spec"]["nodeSelector"] = {}
-        worker["spec"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]
-        worker["spec"]["template"]["metadata"]["labels"] = worker["spec"]["selector"]["matchLabels"] = {
-            "app": "nfd-worker"
-        }
-        kube.create(DAEMONSETS, worker)
+        start_nfd_worker(kube, NS)
         wait_for(lambda: all(gpu_label(kube, n) for n in GPU_NODES), 60, what="NFD labels on the GPU nodes")
         label = gpu_label(kube, "gpu-0")
         for i, node in enumerate(GPU_NODES):
@@ -190,23 +181,10 @@ BAD_INPUTS = [
 
 
 def test_bad_inputs_fail_in_preflight_with_zero_writes(k8s_cluster, stack):
-    tasks = [
-        {
-            "name": "bad input %d" % i,
-            "block": [
-                {
-                    "name": "role under test",
-                    "ansible.builtin.include_role": {"name": "gpuops.cluster.device_plugin"},
-                    "vars": dict(KUBERNETES, **bad),
-                }
-            ],
-            "rescue": [{"name": "rescued %d" % i, "ansible.builtin.debug": {"msg": "next input"}}],
-        }
-        for i, (bad, _msg) in enumerate(BAD_INPUTS)
-    ]
     mark = k8s_cluster.audit.mark()
-    out = run_playbook(k8s_cluster, tasks)
-    failures = [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
+    out, failures = run_bad_inputs(
+        k8s_cluster, [("device_plugin", dict(KUBERNETES, **bad)) for bad, _msg in BAD_INPUTS]
+    )
     assert len(failures) == len(BAD_INPUTS), failures
     for (name, msg), (bad, expected) in zip(failures, BAD_INPUTS):
         assert msg.startswith(expected), (bad, msg)

@@ -21,7 +21,7 @@ import sys
 import uuid
 
 import pytest
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, task_results
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
@@ -33,6 +33,8 @@ from simopenshift.testing import (  # noqa: E402
     delete_machineset,
     node_label,
     ready_nodes_of,
+    start_nfd_worker,
+    stop_nfd_worker,
     wait_for,
     worker_machinesets,
 )
@@ -197,23 +199,8 @@ PREFLIGHT_STOPS = ("Stop on a bad driver input", "Check the entitlement exists (
 
 def test_bad_inputs_fail_in_preflight_with_zero_writes(cluster, gpu):
     """Each bad input alone, in one playbook (one rescued block per input): named in preflight, nothing written."""
-    tasks = [
-        {
-            "name": "bad input %d" % i,
-            "block": [
-                {
-                    "name": "role under test",
-                    "ansible.builtin.include_role": {"name": "gpuops.cluster.driver"},
-                    "vars": bad,
-                }
-            ],
-            "rescue": [{"name": "rescued %d" % i, "ansible.builtin.debug": {"msg": "next input"}}],
-        }
-        for i, (bad, _msg) in enumerate(BAD_INPUTS)
-    ]
     mark = cluster.audit.mark()
-    out = run_playbook(cluster, tasks)
-    failures = [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
+    out, failures = run_bad_inputs(cluster, [("driver", bad) for bad, _msg in BAD_INPUTS])
     assert len(failures) == len(BAD_INPUTS), failures
     for (name, msg), (bad, expected) in zip(failures, BAD_INPUTS):
         assert msg.startswith(expected), (bad, msg)
@@ -415,23 +402,7 @@ K8S_KERNELS = {"5.15.0-119-generic": "ubuntu22.04", "6.8.0-45-generic": "ubuntu2
 def test_kubernetes_precompiled_daemonset_per_kernel(k8s_cluster):
     kube = Client(k8s_cluster.api)
     ns = "nfd-drv-" + uuid.uuid4().hex[:4]
-    kube.create(NAMESPACES, {"metadata": {"name": ns}})
-    worker = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "nfd-worker", "namespace": ns},
-        "spec": {
-            "selector": {"matchLabels": {"app": "nfd-worker"}},
-            "template": {
-                "metadata": {"labels": {"app": "nfd-worker"}},
-                "spec": {
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [{"name": "worker", "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"}],
-                },
-            },
-        },
-    }
-    kube.create(DAEMONSETS, worker)
+    start_nfd_worker(kube, ns)
     gpu_nodes = []
     try:
 
@@ -471,8 +442,7 @@ def test_kubernetes_precompiled_daemonset_per_kernel(k8s_cluster):
         assert sorted(result["validated_nodes"]) == sorted(gpu_nodes)
     finally:
         driver(k8s_cluster, {"driver_state": "absent"})
-        kube.delete(NAMESPACES, ns)
-        wait_for(lambda: not kube.list(PODS, ns)[0], 60, what="nfd-worker pods gone")
+        stop_nfd_worker(kube, ns)
         for node in kube.list(NODES)[0]:
             drop = {k: None for k in labels_of(node) if k.startswith(NFD)}
             notes = {

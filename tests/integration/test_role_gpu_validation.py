@@ -24,7 +24,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, task_results
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
@@ -171,23 +171,10 @@ BAD_INPUTS = [
 
 
 def test_bad_inputs_fail_in_preflight_with_zero_writes(k8s_cluster, stack):
-    tasks = [
-        {
-            "name": "bad input %d" % i,
-            "block": [
-                {
-                    "name": "role under test",
-                    "ansible.builtin.include_role": {"name": "gpuops.cluster.gpu_validation"},
-                    "vars": dict(bad, preflight_platform=KUBERNETES),
-                }
-            ],
-            "rescue": [{"name": "rescued %d" % i, "ansible.builtin.debug": {"msg": "next input"}}],
-        }
-        for i, (bad, _msg) in enumerate(BAD_INPUTS)
-    ]
     mark = k8s_cluster.audit.mark()
-    out = run_playbook(k8s_cluster, tasks)
-    failures = [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
+    out, failures = run_bad_inputs(
+        k8s_cluster, [("gpu_validation", dict(bad, preflight_platform=KUBERNETES)) for bad, _msg in BAD_INPUTS]
+    )
     assert len(failures) == len(BAD_INPUTS), failures
     for (name, msg), (bad, expected) in zip(failures, BAD_INPUTS):
         assert msg.startswith(expected), (bad, msg)

@@ -13,8 +13,8 @@ OpenShift (the shared ``cluster``, no GPU node: GPU MachineSets scale from zero)
 labels untouched; prometheus-k8s RBAC; ServiceMonitor; PrometheusRule = the rules file promtool tests; console
 dashboard), no-op re-run, absent twice (the label goes, the namespace stays).
 
-gpu_validate's metrics check needs the simulated exporter's /metrics (being built); these runs set
-monitoring_validate_metrics false.
+These runs set monitoring_validate_metrics false: the metrics check end to end (every GPU node's exporter
+read through the API server) is proven by test_site.py and test_sim_exporter_metrics.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,14 +28,14 @@ import uuid
 
 import pytest
 import yaml
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, task_results
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import apis  # noqa: E402
 from simopenshift.control import wait_for  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, Resource, labels_of  # noqa: E402
-from simopenshift.testing import Client  # noqa: E402
+from simopenshift.testing import Client, start_nfd_worker, stop_nfd_worker  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -131,23 +131,7 @@ def k8s_stack(k8s_cluster):
     """The two GPU nodes labelled by NFD, their drivers ready (driver role) and a toolkit stand-in; all undone after."""
     kube = Client(k8s_cluster.api)
     nfd_ns = "nfd-mon-" + uuid.uuid4().hex[:4]
-    kube.create(NAMESPACES, {"metadata": {"name": nfd_ns}})
-    worker = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "nfd-worker", "namespace": nfd_ns},
-        "spec": {
-            "selector": {"matchLabels": {"app": "nfd-worker"}},
-            "template": {
-                "metadata": {"labels": {"app": "nfd-worker"}},
-                "spec": {
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [{"name": "worker", "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"}],
-                },
-            },
-        },
-    }
-    kube.create(DAEMONSETS, worker)
+    start_nfd_worker(kube, nfd_ns)
     try:
 
         def labelled():
@@ -168,8 +152,7 @@ def k8s_stack(k8s_cluster):
         if kube.get(DAEMONSETS, "test-toolkit-standin", NS) is not None:
             kube.delete(DAEMONSETS, "test-toolkit-standin", NS)
         run_role(k8s_cluster, "driver", {"driver_state": "absent"})
-        kube.delete(NAMESPACES, nfd_ns)
-        wait_for(lambda: not kube.list(PODS, nfd_ns)[0], 60, what="nfd-worker pods gone")
+        stop_nfd_worker(kube, nfd_ns)
         for node in kube.list(NODES)[0]:
             drop = {k: None for k in labels_of(node) if k.startswith(NFD)}
             notes = {
@@ -208,23 +191,8 @@ def bad_inputs(tmp_path):
 def test_bad_inputs_fail_in_preflight_with_zero_writes(k8s_cluster, k8s_stack, tmp_path):
     """Each bad input alone, in one playbook (one rescued block per input): named in preflight, nothing written."""
     cases = bad_inputs(tmp_path)
-    tasks = [
-        {
-            "name": "bad input %d" % i,
-            "block": [
-                {
-                    "name": "role under test",
-                    "ansible.builtin.include_role": {"name": "gpuops.cluster.monitoring"},
-                    "vars": dict(NO_METRICS, **bad),
-                }
-            ],
-            "rescue": [{"name": "rescued %d" % i, "ansible.builtin.debug": {"msg": "next input"}}],
-        }
-        for i, (bad, _msg) in enumerate(cases)
-    ]
     mark = k8s_cluster.audit.mark()
-    out = run_playbook(k8s_cluster, tasks)
-    failures = [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
+    out, failures = run_bad_inputs(k8s_cluster, [("monitoring", dict(NO_METRICS, **bad)) for bad, _msg in cases])
     assert len(failures) == len(cases), failures
     for (name, msg), (bad, expected) in zip(failures, cases):
         assert msg.startswith(expected), (bad, msg)

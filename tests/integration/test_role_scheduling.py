@@ -217,6 +217,22 @@ def test_converge_then_rerun_writes_nothing(sc):
     assert sc.audit.writes_since(mark) == []
 
 
+def test_taint_switched_off_takes_back_only_our_taint_then_on_again(sc):
+    out = sched(sc, dict(VARS, scheduling_taint=False))
+    assert failed_message(out) is None
+    assert taints(sc, "gpu-1") == [FOREIGN] and taints(sc, "gpu-0") == []
+    for name in ("gpu-0", "gpu-1"):
+        assert MARKER not in (node(sc, name)["metadata"].get("annotations") or {}), name
+    mark = sc.audit.mark()
+    again = sched(sc, dict(VARS, scheduling_taint=False))
+    assert failed_message(again) is None and changed_tasks(again) == []
+    assert sc.audit.writes_since(mark) == []
+    # Back on for the scheduler tests below.
+    out = sched(sc, VARS)
+    assert failed_message(out) is None
+    assert taints(sc, "gpu-1") == [FOREIGN, GPU_TAINT] and taints(sc, "gpu-0") == [GPU_TAINT]
+
+
 def test_admission_refuses_over_quota_and_defaults_gpu_requests(sc):
     from kubernetes.client.exceptions import ApiException
 

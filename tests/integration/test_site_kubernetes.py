@@ -49,6 +49,11 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             assert d.status.number_ready == d.status.desired_number_scheduled >= 1, d.metadata.name
             image = d.spec.template.spec.containers[0].image
             assert any(k in image for k in kernels), image  # precompiled: the kernel is in the tag
+        # The toolkit found containerd on the GPU nodes and configures it (the OpenShift tests cover CRI-O).
+        toolkit = apps.read_namespaced_daemon_set("nvidia-container-toolkit-daemonset", "nvidia-gpu-driver")
+        env = {e.name: e.value for e in toolkit.spec.template.spec.containers[0].env}
+        assert env["RUNTIME"] == "containerd" and "CONTAINERD_SOCKET" in env and "CRIO_CONFIG" not in env, env
+        assert toolkit.status.number_ready == toolkit.status.desired_number_scheduled == len(gpu_nodes)
         with open(os.path.join(reports, "timeline.json")) as f:
             timeline = json.load(f)
         assert sorted(r["node"] for r in timeline["nodes"]) == sorted(n.metadata.name for n in gpu_nodes)

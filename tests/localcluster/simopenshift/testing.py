@@ -18,7 +18,7 @@ import copy
 
 from simopenshift import apis, catalog
 from simopenshift.control import wait_for
-from simopenshift.kube import NAMESPACES, NODES, PODS, Client, labels_of, meta, name_of, node_ready
+from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES, PODS, Client, labels_of, meta, name_of, node_ready
 
 NFD_NAMESPACE = "openshift-nfd"
 
@@ -99,6 +99,30 @@ def ensure_namespace(client, name):
         client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         return True
     return False
+
+
+NFD_WORKER_IMAGE = "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"
+
+
+def start_nfd_worker(client, namespace):
+    """Run NFD's worker DaemonSet on every node (the simulated NFD labels the nodes a worker pod runs on),
+    without an operator: the stand-in for plain Kubernetes tests that need NFD labels. Makes the namespace."""
+    ensure_namespace(client, namespace)
+    labels = {"app": "nfd-worker"}
+    spec = {"tolerations": [{"operator": "Exists"}], "containers": [{"name": "worker", "image": NFD_WORKER_IMAGE}]}
+    worker = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nfd-worker", "namespace": namespace},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}},
+    }
+    client.create(DAEMONSETS, worker)
+
+
+def stop_nfd_worker(client, namespace, timeout=60):
+    """Delete the namespace start_nfd_worker made and wait until its worker pods are gone."""
+    client.delete(NAMESPACES, namespace)
+    wait_for(lambda: not client.list(PODS, namespace)[0], timeout, what="nfd-worker pods gone")
 
 
 def ensure_nfd(client, name="nfd-instance", namespace=NFD_NAMESPACE, spec=None):
