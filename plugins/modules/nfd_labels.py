@@ -219,6 +219,10 @@ nodes:
     allocatable_gpus:
       description: C(status.allocatable["nvidia.com/gpu"]) as a number, null when absent.
       type: int
+    container_runtime:
+      description: C(status.nodeInfo.containerRuntimeVersion), the runtime the kubelet uses; null when absent.
+      type: str
+      sample: cri-o://1.29.5
     changed:
       description: Whether this node's labels were (or would be) changed.
       type: bool

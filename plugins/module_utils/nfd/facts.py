@@ -141,6 +141,8 @@ def node_facts(node, gpu_label=None):
         "os_release": _with_prefix(labels, OS_RELEASE_PREFIX),
         "gfd": gfd_facts(labels),
         "allocatable_gpus": _int_or_none(dig(node, ("status", "allocatable", "nvidia.com/gpu"))),
+        # The kubelet's runtime (cri-o://1.29.5, containerd://1.7.20): the toolkit configures that one.
+        "container_runtime": dig(node, ("status", "nodeInfo", "containerRuntimeVersion")) or None,
     }
 
 

@@ -42,6 +42,10 @@ def test_node_facts_of_a_t4_node():
     }
     assert facts["instance_type"] == "g4dn.xlarge" and facts["zone"] == "us-east-2a"
     assert facts["allocatable_gpus"] == 1
+    assert facts["container_runtime"] is None  # the fixture's node has no nodeInfo
+    with_runtime = node("n2", SEED_004)
+    with_runtime["status"]["nodeInfo"] = {"containerRuntimeVersion": "cri-o://1.29.5"}
+    assert F.node_facts(with_runtime)["container_runtime"] == "cri-o://1.29.5"
 
 
 def test_node_facts_newer_gfd_labels():
