@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import label_selector
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import label_selector, list_items
 
 NFD_PREFIX = "feature.node.kubernetes.io/"
 NVIDIA_PCI_LABELS = (
@@ -60,6 +60,35 @@ def select_gpu_nodes(nodes, node_selector=None, node_names=None):
             continue
         selected.append(node)
     return sorted(selected, key=lambda n: n["metadata"]["name"])
+
+
+def gpu_label_selectors(selector=None, gpu_label=None):
+    """One server-side label selector per form of the GPU label, each ANDed with ``selector``.
+
+    A label selector cannot say "any of these labels", so reading only the GPU
+    nodes takes one list per form (three, or one for a ``gpu_label`` of the
+    user's own); the union of the answers is the GPU nodes. On 1,000 nodes with
+    100 GPU nodes that is 100 nodes read instead of 1,000.
+    """
+    keys = (gpu_label,) if gpu_label else NVIDIA_PCI_LABELS
+    return [",".join(term for term in (selector, key + "=true") if term) for key in keys]
+
+
+def union_by_name(*lists):
+    """The objects of ``lists`` once each (by name), sorted by name."""
+    by_name = {}
+    for items in lists:
+        for obj in items:
+            by_name[obj["metadata"]["name"]] = obj
+    return [by_name[name] for name in sorted(by_name)]
+
+
+def list_gpu_nodes(client, resource, selector=None, gpu_label=None, param=None):
+    """The GPU nodes as plain dicts, sorted by name, read server-side (``gpu_label_selectors``)."""
+    lists = [
+        list_items(client, resource, label_selector=s, param=param) for s in gpu_label_selectors(selector, gpu_label)
+    ]
+    return union_by_name(*lists)
 
 
 def describe_selection(node_selector=None, node_names=None):

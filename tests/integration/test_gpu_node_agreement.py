@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""nfd_labels, gpu_validate and driver_container_build agree on which nodes are GPU nodes.
+"""nfd_labels, gpu_validate, driver_container_build and gpu_timeline agree on which nodes are GPU nodes.
 
 For each of the three labels NFD can put on an NVIDIA GPU node
 (gpu_nodes.NVIDIA_PCI_LABELS), the simulated cluster's GPU nodes are labelled
-that way and the three modules, with no node_selector (so the one GPU-node
-definition decides), must report the same node set:
+that way and the modules, with no node_selector (so the one GPU-node
+definition decides), must report the same node set; nfd_labels with
+``gpu_nodes_only``, gpu_validate, driver_container_build and gpu_timeline read
+it server-side (one list per form), nfd_labels without it reads every node:
 
 - ``pci-10de.present``: the simulated NFD with the OpenShift default worker
   config (``deviceLabelFields: [vendor]``);
@@ -166,6 +168,15 @@ def test_modules_agree_on_gpu_nodes(cluster, ansible_task, setup, form, tmp_path
     )
     assert not build.get("failed"), build
     build_set = sorted(n for kernel in build["kernels"].values() for n in kernel["nodes"])
+
+    # the server-side reads (one list per form) find the same nodes as the full read
+    only = ansible_task("gpuops.cluster.nfd_labels", {"gpu_nodes_only": True})
+    assert not only.get("failed"), only
+    assert only["gpu_nodes"] == nfd_set and [n["name"] for n in only["nodes"]] == nfd_set, form
+    timeline = ansible_task("gpuops.cluster.gpu_timeline", {"machines": False})
+    assert not timeline.get("failed"), timeline
+    assert sorted(r["node"] for r in timeline["timeline"]["nodes"]) == nfd_set, form
+    assert timeline["read"]["gpu_nodes"] == len(nfd_set) and timeline["changed"] is False
 
     assert validate_set == nfd_set, (form, validated.get("msg"))
     assert build_set == nfd_set, form

@@ -146,6 +146,76 @@ def test_wait_for_times_out_with_progress(cluster, ansible_task, workers):
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []
 
 
+def node_lists(cluster, mark):
+    """The label selectors of the Node list requests our user sent since ``mark`` (None: unfiltered)."""
+    from urllib.parse import parse_qs, urlparse
+
+    out = []
+    for ev in cluster.audit.events_since(mark):
+        ref = ev.get("objectRef") or {}
+        if ev.get("verb") == "list" and ref.get("resource") == "nodes" and ev["user"]["username"] == cluster.audit.user:
+            out.append((parse_qs(urlparse(ev["requestURI"]).query).get("labelSelector") or [None])[0])
+    return out
+
+
+def test_gpu_nodes_only_reads_each_nfd_form_server_side(cluster, ansible_task, workers):
+    """Each worker carries one NFD form of the NVIDIA label (the last one two forms); a control-plane
+    node carries it set to false."""
+    nfd = "feature.node.kubernetes.io/"
+    forms = ["pci-10de.present", "pci-0302_10de.present", "pci-0300_10de.present"]
+    other = sorted(n.metadata.name for n in nodes(cluster, "node-role.kubernetes.io/master"))[0]
+    marks = {workers[0]: {nfd + forms[0]: "true"}, workers[1]: {nfd + forms[1]: "true"}}
+    marks[workers[2]] = {nfd + forms[2]: "true", nfd + forms[0]: "true"}  # found twice, returned once
+    marks[other] = {nfd + forms[0]: "false"}
+    mine = {TEST_PREFIX + "gpu-only": "yes"}
+    gpus = sorted(workers[:3])
+    try:
+        for name, extra in marks.items():
+            core(cluster).patch_node(name, {"metadata": {"labels": dict(mine, **extra)}})
+        mark = cluster.audit.mark()
+        result = ansible_task(MODULE, {"node_selector": mine, "gpu_nodes_only": True})
+        assert not result.get("failed"), result
+        assert [n["name"] for n in result["nodes"]] == gpus and result["gpu_nodes"] == gpus
+        assert all(n["gpu"] for n in result["nodes"]) and result["summary"]["nodes"] == len(gpus)
+        # one list per form, each filtered by the server; no list of every node
+        sent = node_lists(cluster, mark)
+        assert sorted(sent) == sorted("{0}gpu-only=yes,{1}{2}=true".format(TEST_PREFIX, nfd, f) for f in forms), sent
+        assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+        # the same GPU nodes as the full read finds
+        full = ansible_task(MODULE, {"node_selector": mine})
+        assert full["gpu_nodes"] == gpus and len(full["nodes"]) == len(marks), full
+
+        # a wait counts among the GPU nodes
+        ok = ansible_task(MODULE, {"node_selector": mine, "gpu_nodes_only": True, "wait_for": {"gpu_nodes": 3}})
+        assert not ok.get("failed") and ok["gpu_nodes"] == gpus, ok
+        late = ansible_task(
+            MODULE,
+            {
+                "node_selector": mine,
+                "gpu_nodes_only": True,
+                "wait_for": {"gpu_nodes": 4},
+                "wait_timeout": 2,
+                "wait_sleep": 1,
+            },
+        )
+        assert late.get("failed") and late["msg"].startswith("wait_timeout:") and "3/4" in late["msg"], late
+
+        # the GPU nodes are the selection to label; a name that is no GPU node is refused, naming it
+        mark = cluster.audit.mark()
+        pool = TEST_PREFIX + "pool"
+        labelled = ansible_task(MODULE, {"gpu_nodes_only": True, "node_selector": mine, "labels": {pool: "gpu"}})
+        assert labelled["changed"] is True and labelled["changed_nodes"] == gpus, labelled
+        assert sorted(w["name"] for w in cluster.audit.writes_since(mark)) == gpus
+        assert pool not in labels(cluster, other)
+        bad = ansible_task(MODULE, {"gpu_nodes_only": True, "node_names": [other]})
+        assert bad.get("failed") and bad["msg"].startswith("node_names:"), bad
+        assert other in bad["msg"] and "among the GPU nodes" in bad["msg"], bad["msg"]
+    finally:
+        for name, extra in marks.items():
+            core(cluster).patch_node(name, {"metadata": {"labels": dict((k, None) for k in extra)}})
+
+
 # --------------------------------------------------------------------------- labelling
 
 

@@ -35,6 +35,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.state 
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
     describe_selection,
+    list_gpu_nodes,
     missing_names,
     select_gpu_nodes,
 )
@@ -64,12 +65,16 @@ def read_kernels(cfg, client, svc):
     if cfg["kernel_versions"]:
         return kernels_from_params(cfg["kernel_versions"], cfg["os_release"], cfg["os_tag"])
     selector = cfg["node_selector"]
-    nodes = list_items(
-        client,
-        resource(svc, "Node", "v1"),
-        label_selector=label_selector(selector) if selector else None,
-        param="node_selector",
-    )
+    if not selector and not cfg["node_names"]:
+        # the GPU nodes only (three small lists), not every node of the cluster
+        nodes = list_gpu_nodes(client, resource(svc, "Node", "v1"))
+    else:
+        nodes = list_items(
+            client,
+            resource(svc, "Node", "v1"),
+            label_selector=label_selector(selector) if selector else None,
+            param="node_selector",
+        )
     unknown = missing_names(nodes, cfg["node_names"])
     if unknown:
         raise GpuopsError(

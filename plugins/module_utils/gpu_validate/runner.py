@@ -20,6 +20,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
     describe_selection,
+    list_gpu_nodes,
     missing_names,
     select_gpu_nodes,
 )
@@ -80,7 +81,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
 def select_nodes(cfg, client, svc):
     node_api = svc.find_resource("Node", "v1", fail=True)
     selector = label_selector(cfg["node_selector"]) if cfg["node_selector"] else None
-    nodes = list_items(client, node_api, label_selector=selector, param="node_selector")
+    if not selector and not cfg["node_names"]:
+        # the GPU nodes only (three small lists), not every node of the cluster
+        nodes = list_gpu_nodes(client, node_api)
+    else:
+        nodes = list_items(client, node_api, label_selector=selector, param="node_selector")
     missing = missing_names(nodes, cfg["node_names"])
     if missing:
         raise GpuopsError(

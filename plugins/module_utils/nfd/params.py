@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import wait_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import NVIDIA_PCI_LABELS
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import NVIDIA_PCI_LABELS, gpu_label_selectors
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import label_selector
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.plan import desired_changes
 from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
@@ -96,21 +96,26 @@ def check_params(params):
         raise GpuopsError("state=absent removes labels: list the label keys to remove in labels.", param="labels")
     names = check_node_names(params.get("node_names"))
     selector, selector_param = server_selector(params)
-    if labels and names is None and selector is None:
+    gpu_only = bool(params.get("gpu_nodes_only"))
+    if labels and names is None and selector is None and not gpu_only:
         raise GpuopsError(
-            "changing labels needs an explicit set of nodes: give node_selector (e.g. {0}), label_selectors "
-            "or node_names.".format(EXAMPLE_SELECTOR),
+            "changing labels needs an explicit set of nodes: give node_selector (e.g. {0}), label_selectors, "
+            "node_names or gpu_nodes_only.".format(EXAMPLE_SELECTOR),
             param="node_selector",
         )
     wait_for = dict((k, v) for k, v in (params.get("wait_for") or {}).items() if v is not None)
     timeout, sleep = check_wait(params, wait_for)
+    gpu_label = check_gpu_label(params.get("gpu_label"))
     return {
         "state": state,
         "changes": desired_changes(labels, state),
         "node_names": names,
         "selector": selector,
         "selector_param": selector_param,
-        "gpu_label": check_gpu_label(params.get("gpu_label")),
+        # the lists to read: the selection, or (gpu_nodes_only) the selection AND each GPU label form
+        "selectors": gpu_label_selectors(selector, gpu_label) if gpu_only else [selector],
+        "gpu_only": gpu_only,
+        "gpu_label": gpu_label,
         "wait_for": wait_for,
         "wait_timeout": timeout,
         "wait_sleep": sleep,

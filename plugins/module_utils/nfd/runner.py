@@ -24,6 +24,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     Progress,
     describe_api_error,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import union_by_name
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     list_items,
     name_of,
@@ -31,7 +32,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     pool_size,
     status_of,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.facts import node_facts, summarize, wait_status
+from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.facts import (
+    describe_gpu_label,
+    node_facts,
+    summarize,
+    wait_status,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.params import check_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.plan import label_diff, merge_nodes, plan, select
 
@@ -43,7 +49,11 @@ def wait(client, resource, plan_, progress):
     def predicate(response):
         if response is None:
             return False
-        nodes, dummy = select(response.to_dict().get("items") or [], plan_["node_names"])
+        listed = response.to_dict().get("items") or []
+        if len(plan_["selectors"]) > 1:
+            # gpu_nodes_only: the Waiter read the first GPU label form, the others are read here
+            listed = union_by_name(listed, list_nodes(client, resource, plan_, plan_["selectors"][1:]))
+        nodes, dummy = select(listed, plan_["node_names"])
         facts = [node_facts(n, plan_["gpu_label"]) for n in nodes]
         done, message = wait_status(facts, plan_["wait_for"], plan_["gpu_label"])
         state["message"] = message
@@ -54,7 +64,7 @@ def wait(client, resource, plan_, progress):
     ok, dummy, elapsed = waiter.wait(
         timeout=plan_["wait_timeout"],
         sleep=plan_["wait_sleep"],
-        label_selectors=[plan_["selector"]] if plan_["selector"] else None,
+        label_selectors=[plan_["selectors"][0]] if plan_["selectors"][0] else None,
     )
     if not ok:
         raise GpuopsError(
@@ -99,18 +109,37 @@ def names_preview(names, limit=20):
     return ", ".join(names[:limit]) + (" and {0} more".format(more) if more > 0 else "")
 
 
+def list_nodes(client, resource, plan_, selectors=None):
+    """The nodes of the selection: one list request, or one per GPU label form (gpu_nodes_only)."""
+    selectors = plan_["selectors"] if selectors is None else selectors
+    lists = [list_items(client, resource, label_selector=s, param=plan_["selector_param"]) for s in selectors]
+    return lists[0] if len(lists) == 1 else union_by_name(*lists)
+
+
 def selected_nodes(client, resource, plan_):
-    """The nodes to read and label (one list request); unknown names and empty selections fail."""
-    listed = list_items(client, resource, label_selector=plan_["selector"], param=plan_["selector_param"])
+    """The nodes to read and label; unknown names and empty selections fail."""
+    listed = list_nodes(client, resource, plan_)
     nodes, missing = select(listed, plan_["node_names"])
     if missing:
+        where = " matching the selector" if plan_["selector"] else ""
+        if plan_["gpu_only"]:
+            where += " among the GPU nodes (gpu_nodes_only)"
         raise GpuopsError(
             "no Node named {0}{1}. Fix the names; existing nodes{1}: {2}.".format(
                 ", ".join(missing),
-                " matching the selector" if plan_["selector"] else "",
+                where,
                 names_preview(name_of(n) for n in listed),
             ),
             param="node_names",
+        )
+    if plan_["changes"] and not nodes and plan_["gpu_only"]:
+        raise GpuopsError(
+            "no node{0} is a GPU node ({1}), so no label can be set. Run NFD first (the nfd role), or drop "
+            "gpu_nodes_only and select the nodes.".format(
+                " matching '{0}'".format(plan_["selector"]) if plan_["selector"] else "",
+                describe_gpu_label(plan_["gpu_label"]),
+            ),
+            param="gpu_nodes_only",
         )
     if plan_["changes"] and not nodes:
         raise GpuopsError(

@@ -10,9 +10,11 @@ import pytest
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
     NVIDIA_PCI_LABELS,
     describe_selection,
+    gpu_label_selectors,
     is_gpu_node,
     missing_names,
     select_gpu_nodes,
+    union_by_name,
 )
 
 
@@ -62,3 +64,23 @@ def test_describe_selection_names_every_label_form():
     text = describe_selection()
     assert all(label in text for label in NVIDIA_PCI_LABELS)
     assert describe_selection({"x": "y"}, ["n1"]) == "nodes labelled x=y named n1"
+
+
+def test_gpu_label_selectors_one_per_form_anded_with_the_selection():
+    assert gpu_label_selectors() == [key + "=true" for key in NVIDIA_PCI_LABELS]
+    assert gpu_label_selectors("node-role.kubernetes.io/worker=") == [
+        "node-role.kubernetes.io/worker=," + key + "=true" for key in NVIDIA_PCI_LABELS
+    ]
+    # a label of the user's own replaces the three NFD forms
+    assert gpu_label_selectors("a=b", gpu_label="example.com/gpu") == ["a=b,example.com/gpu=true"]
+    # every selector matches exactly the nodes is_gpu_node calls GPU nodes (value "true")
+    for key, selector in zip(NVIDIA_PCI_LABELS, gpu_label_selectors()):
+        assert is_gpu_node({key: "true"}) and selector.endswith(key + "=true")
+
+
+def test_union_by_name_keeps_each_node_once_sorted():
+    a, b, c = node("b-node", x="1"), node("a-node"), node("b-node", x="2")
+    merged = union_by_name([a], [b, c], [])
+    assert [n["metadata"]["name"] for n in merged] == ["a-node", "b-node"]
+    assert merged[1]["metadata"]["labels"] == {"x": "2"}  # the later answer is the newer
+    assert union_by_name() == []

@@ -210,6 +210,7 @@ def params(**kw):
         "label_selectors": None,
         "node_names": None,
         "gpu_label": None,
+        "gpu_nodes_only": False,
         "wait_for": None,
         "wait_timeout": None,
         "wait_sleep": 5,
@@ -243,6 +244,27 @@ def test_selector_from_dict_and_label_selectors():
     assert plan["selector_param"] == "node_selector"
     plan = P.check_params(params(label_selectors=["node-role.kubernetes.io/worker"], labels={"a": "b"}))
     assert plan["selector"] == "node-role.kubernetes.io/worker" and plan["selector_param"] == "label_selectors"
+
+
+def test_gpu_nodes_only_reads_one_list_per_gpu_label_form():
+    plan = P.check_params(params())
+    assert plan["selectors"] == [None] and plan["gpu_only"] is False
+    plan = P.check_params(params(gpu_nodes_only=True, node_selector={"node-role.kubernetes.io/worker": ""}))
+    assert plan["gpu_only"] is True
+    assert plan["selectors"] == [
+        "node-role.kubernetes.io/worker=," + key + "=true"
+        for key in (
+            "feature.node.kubernetes.io/pci-10de.present",
+            "feature.node.kubernetes.io/pci-0302_10de.present",
+            "feature.node.kubernetes.io/pci-0300_10de.present",
+        )
+    ]
+    assert P.check_params(params(gpu_nodes_only=True, gpu_label="example.com/gpu"))["selectors"] == [
+        "example.com/gpu=true"
+    ]
+    # the GPU nodes are an explicit enough selection to label
+    plan = P.check_params(params(gpu_nodes_only=True, labels={"gpuops.io/pool": "gpu"}))
+    assert plan["changes"] == {"gpuops.io/pool": "gpu"} and plan["selector"] is None
 
 
 @pytest.mark.parametrize(

@@ -213,3 +213,18 @@ def test_long_state_names_keep_the_columns():
     lines = timeline.build(marks, [])["table"]
     assert lines[1].rstrip().endswith("8.5") and lines[2].rstrip().endswith("1.0")
     assert len(lines[1].rstrip()) == len(lines[2].rstrip())
+
+
+def test_module_reads_the_pods_of_every_timed_component_and_checks_the_marks():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+    from ansible_collections.gpuops.cluster.plugins.module_utils.timeline_read import POD_SELECTOR, check_marks
+
+    assert POD_SELECTOR == (
+        "app.kubernetes.io/component in (nvidia-container-toolkit,nvidia-device-plugin,nvidia-driver)"
+    )
+    marks = [{"state": "nfd", "event": "start", "at": "2026-11-24T04:00:00.000000Z"}]
+    assert check_marks(marks) == marks and check_marks(None) == []
+    for bad in ({"state": "nfd", "event": "begin", "at": "x"}, {"state": "nfd", "event": "end"}, "nfd"):
+        with pytest.raises(GpuopsError) as err:
+            check_marks(marks + [bad])
+        assert err.value.param == "marks" and str(err.value).startswith("marks: item 1 must be a dict")
