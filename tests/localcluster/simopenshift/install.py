@@ -30,6 +30,7 @@ from simopenshift.kube import (
     NAMESPACES,
     NODES,
     SECRETS,
+    SERVICEACCOUNTS,
     Client,
     meta,
     name_of,
@@ -258,7 +259,7 @@ def wait_ready(api_client, timeout=40, need_controllers=True):
     client = Client(api_client)
     deadline = time.time() + timeout
     names = set(seeded_node_names(client))
-    pending, controllers = names, not need_controllers
+    pending, controllers, missing = names, not need_controllers, []
     while time.time() < deadline:
         items, _ignored = client.list(NODES)
         pending = names - {name_of(n) for n in items if node_ready(n)}
@@ -266,9 +267,25 @@ def wait_ready(api_client, timeout=40, need_controllers=True):
             cm = client.get(CONFIGMAPS, STATUS_CONFIGMAP[1], STATUS_CONFIGMAP[0])
             controllers = bool(cm and (cm.get("data") or {}).get("ready") == "true")
         if not pending and controllers:
-            return
+            missing = default_service_accounts_missing(client) if need_controllers else []
+            if not missing:
+                return
         time.sleep(0.2)
     raise RuntimeError(
-        "simulated OpenShift not ready after %ss (nodes not Ready: %s; controllers reported: %s)"
-        % (timeout, sorted(pending), controllers)
+        "simulated OpenShift not ready after %ss (nodes not Ready: %s; controllers reported: %s; default "
+        "ServiceAccounts missing: %s)" % (timeout, sorted(pending), controllers, missing[:5])
     )
+
+
+def default_service_accounts_missing(client):
+    """namespace/name of the builder and deployer ServiceAccounts a namespace lacks.
+
+    An installed OpenShift has them in every namespace (openshift-controller-manager); the simulated
+    controller makes them after it reports ready, so "ready" waits for them: a test that takes an
+    inventory of a fresh cluster must not see them appear later.
+    """
+    namespaces = [
+        name_of(n) for n in client.list(NAMESPACES)[0] if (n.get("status") or {}).get("phase") != "Terminating"
+    ]
+    have = set("%s/%s" % (meta(sa).get("namespace"), name_of(sa)) for sa in client.list(SERVICEACCOUNTS)[0])
+    return ["%s/%s" % (ns, sa) for ns in namespaces for sa in ("builder", "deployer") if "%s/%s" % (ns, sa) not in have]
