@@ -261,6 +261,16 @@ def run_site(cluster, env=None, extra_vars=None, expect_rc=0, playbook="site.yml
     return json.loads(out[out.find("{") :])
 
 
+def assert_rerun_writes_nothing(cluster, extra_vars=None, env=None):
+    """Run site.yml again: every task unchanged and not one mutating request in the audit log."""
+    mark = cluster.audit.mark()
+    out = run_site(cluster, env=env, extra_vars=extra_vars)
+    changed = [name for name, res in task_results_of(out) if res.get("changed")]
+    assert out["stats"]["localhost"]["changed"] == 0, changed
+    assert cluster.audit.writes_since(mark) == []
+    return out
+
+
 def state_lines(result):
     """Every debug message printed during the run, flattened to lines."""
     lines = []

@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from conftest import run_site, state_lines, task_results_of
+from conftest import assert_rerun_writes_nothing, run_site, state_lines
 
 pytestmark = pytest.mark.integration
 
@@ -70,11 +70,7 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
         assert report["failures"] == [] and report["summary"]["failed"] == 0, report["failures"]
         assert len(report["nodes"]) == len(gpu_nodes)
 
-        mark = k8s_cluster.audit.mark()
-        second = run_site(k8s_cluster, extra_vars=extra)
-        changed = [name for name, res in task_results_of(second) if res.get("changed")]
-        assert second["stats"]["localhost"]["changed"] == 0, changed
-        assert k8s_cluster.audit.writes_since(mark) == []
+        assert_rerun_writes_nothing(k8s_cluster, extra_vars=extra)
     finally:
         run_site(k8s_cluster, playbook="teardown.yml")
     # Back to bare GPU nodes: no NFD label, no GPU resource, no taint of ours.

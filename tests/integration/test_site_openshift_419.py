@@ -13,7 +13,7 @@ import json
 import os
 
 import pytest
-from conftest import run_site, task_results_of
+from conftest import assert_rerun_writes_nothing, run_site
 from test_site import STATES, STEPS, gpu_leftovers, platform_fact
 
 pytestmark = pytest.mark.integration
@@ -56,11 +56,7 @@ def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path):
         assert report["failures"] == [] and report["summary"]["failed"] == 0, report["failures"]
         assert sorted(n["node"] for n in report["nodes"]) == gpu_nodes
 
-        mark = cluster.audit.mark()
-        second = run_site(cluster, extra_vars=extra)
-        changed = [name for name, res in task_results_of(second) if res.get("changed")]
-        assert second["stats"]["localhost"]["changed"] == 0, changed
-        assert cluster.audit.writes_since(mark) == []
+        assert_rerun_writes_nothing(cluster, extra_vars=extra)
     finally:
         run_site(cluster, playbook="teardown.yml")
     assert gpu_leftovers(cluster) == []
