@@ -61,7 +61,9 @@ sanity: venv ## ansible-test sanity on a clean copy of the tracked tree
 	bash tests/sanity/run.sh
 
 lint: venv collection ## ansible-lint (production profile)
-	$(BIN)/ansible-lint --offline
+	@# ansible-lint puts $$ANSIBLE_HOME/collections before ANSIBLE_COLLECTIONS_PATH: a copy of this
+	@# collection left in ~/.ansible by an earlier install would shadow the checkout (seen: a stale copy hid gpu_timeline).
+	ANSIBLE_HOME=$(CURDIR)/$(BUILD)/ansible-home $(BIN)/ansible-lint --offline
 
 build-collection: venv ## build the tarball and prove it installs offline and ansible-doc lists it
 	bash tests/build_check.sh
