@@ -113,10 +113,14 @@ def test_driver_build_on_the_driver_toolkit_completes(cluster, kube, ns):
     stop = threading.Event()
 
     def sample():
+        # Runs until it has itself seen a terminal phase: stopping it when
+        # wait_phase returns raced it out of sampling "Complete" (a CI flake).
         while not stop.is_set():
             phase = phase_of(kube, ns, "driver-1")
             if phase and (not seen or seen[-1] != phase):
                 seen.append(phase)
+            if phase in ("Complete", "Failed", "Error", "Cancelled"):
+                return
             time.sleep(0.03)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -124,6 +128,7 @@ def test_driver_build_on_the_driver_toolkit_completes(cluster, kube, ns):
     try:
         start_build(kube, bc)
         build = wait_phase(kube, ns, "driver-1", "Complete")
+        sampler.join(10)
     finally:
         stop.set()
         sampler.join()
