@@ -225,11 +225,7 @@ class NodeAgent(Controller):
         if not node or meta(node).get("deletionTimestamp"):
             self.exporters.stop_node(key)
             return None
-        pods = [
-            p
-            for p in self.pods.list(predicate=gpustack.agent_owned)
-            if (p.get("spec") or {}).get("nodeName") == key and not meta(p).get("deletionTimestamp")
-        ]
+        pods = self.pods.on_node(key, lambda p: gpustack.agent_owned(p) and not meta(p).get("deletionTimestamp"))
         hw = catalog.NodeHardware.for_node(node)
         managed = bool(hw.instance_type) or catalog.ANN_GPU_COUNT in annotations_of(node)
         frozen = not node_ready(node) or catalog.LABEL_NOT_READY in labels_of(node)

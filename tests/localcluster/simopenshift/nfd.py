@@ -202,11 +202,7 @@ class WorkerController(Controller):
         node = self.nodes.get(key)
         if not node or meta(node).get("deletionTimestamp"):
             return None
-        workers = [
-            p
-            for p in self.pods.list(predicate=is_worker_pod)
-            if (p.get("spec") or {}).get("nodeName") == key and pod_running(p)
-        ]
+        workers = self.pods.on_node(key, lambda p: is_worker_pod(p) and pod_running(p))
         if not workers:
             return None
         pod = sorted(workers, key=lambda p: meta(p).get("creationTimestamp") or "")[-1]

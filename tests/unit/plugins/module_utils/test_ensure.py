@@ -139,3 +139,33 @@ def test_diff_hides_secret_values_and_skips_unchanged():
     assert entry["after"]["data"] == {"k": compare.MASK} and entry["before_header"] == "Secret n/s"
     item.action = "unchanged"
     assert compare.item_diff(item) is None
+
+
+def test_crds_are_looked_at_soon_after_creation_then_up_to_wait_sleep(monkeypatch):
+    from collections import namedtuple
+
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import writes
+
+    Item = namedtuple("Item", "kind name resource")
+    crd = Item("CustomResourceDefinition", "nodefeatures.nfd.k8s-sigs.io", "crd-api")
+    looks = []
+
+    def get_item(client, resource, name):
+        looks.append(name)
+        state = "True" if len(looks) > 6 else "False"
+        return {"status": {"conditions": [{"type": "Established", "status": state}]}}
+
+    monkeypatch.setattr(writes, "get_item", get_item)
+    pauses, lines = [], []
+    writes.wait_established(None, [crd, Item("ConfigMap", "x", None)], 60, 1, lines.append, pause=pauses.append)
+    assert pauses == [0.2, 0.4, 0.8, 1, 1, 1]  # 0.2 s first, doubling, never longer than wait_sleep
+    assert len(looks) == 7 and lines[0] == "CustomResourceDefinitions not Established yet: " + crd.name
+
+    now = [0.0]
+    looks[:] = []
+    monkeypatch.setattr(writes, "get_item", lambda c, r, n: {"status": {}})
+    with pytest.raises(GpuopsError, match="not Established after 3s") as err:
+        writes.wait_established(
+            None, [crd], 3, 1, lines.append, clock=lambda: now[0], pause=lambda s: now.__setitem__(0, now[0] + s)
+        )
+    assert err.value.param == "wait_timeout"
