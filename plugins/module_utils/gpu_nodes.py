@@ -83,12 +83,14 @@ def union_by_name(*lists):
     return [by_name[name] for name in sorted(by_name)]
 
 
+def list_union(client, resource, selectors, param=None):
+    """The objects matching any of ``selectors`` (one list request each) as plain dicts, once each, by name."""
+    return union_by_name(*[list_items(client, resource, label_selector=s, param=param) for s in selectors])
+
+
 def list_gpu_nodes(client, resource, selector=None, gpu_label=None, param=None):
     """The GPU nodes as plain dicts, sorted by name, read server-side (``gpu_label_selectors``)."""
-    lists = [
-        list_items(client, resource, label_selector=s, param=param) for s in gpu_label_selectors(selector, gpu_label)
-    ]
-    return union_by_name(*lists)
+    return list_union(client, resource, gpu_label_selectors(selector, gpu_label), param)
 
 
 def describe_selection(node_selector=None, node_names=None):

@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import copy
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.common.text.converters import to_text
@@ -118,6 +119,25 @@ def node_ready(node):
     if dig(node, ("spec", "unschedulable")):
         return False, "node cordoned (spec.unschedulable)"
     return True, ""
+
+
+def wait_backoff(waiter, timeout, sleep, first=0.5, clock=None, pause=None, **kwargs):
+    """kubernetes.core's ``Waiter.wait``, with looks ``first`` seconds apart at the start, doubling up to ``sleep``.
+
+    A condition met a second after the first look ends the wait then, not a whole ``sleep`` (5 s by default)
+    later; a long wait still looks every ``sleep``. Returns Waiter.wait's (ok, instance, elapsed seconds).
+    """
+    clock = clock or time.monotonic
+    pause = pause or time.sleep
+    start = clock()
+    interval = min(first, sleep)
+    while True:
+        ok, instance, dummy = waiter.wait(timeout=0, sleep=sleep, **kwargs)  # timeout 0: one look
+        elapsed = clock() - start
+        if ok or elapsed >= timeout:
+            return ok, instance, int(elapsed)
+        pause(min(interval, timeout - elapsed))
+        interval = min(interval * 2, sleep)
 
 
 def pool_size(client, fallback=DEFAULT_POOL):

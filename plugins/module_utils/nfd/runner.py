@@ -24,13 +24,13 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     Progress,
     describe_api_error,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import union_by_name
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_union, union_by_name
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
-    list_items,
     name_of,
     parallel_map,
     pool_size,
     status_of,
+    wait_backoff,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.facts import (
     describe_gpu_label,
@@ -49,6 +49,8 @@ def wait(client, resource, plan_, progress):
     def predicate(response):
         if response is None:
             return False
+        if state.get("response") is response:  # Waiter.wait asks again about the same answer before it returns
+            return state["done"]
         listed = response.to_dict().get("items") or []
         if len(plan_["selectors"]) > 1:
             # gpu_nodes_only: the Waiter read the first GPU label form, the others are read here
@@ -56,14 +58,15 @@ def wait(client, resource, plan_, progress):
         nodes, dummy = select(listed, plan_["node_names"])
         facts = [node_facts(n, plan_["gpu_label"]) for n in nodes]
         done, message = wait_status(facts, plan_["wait_for"], plan_["gpu_label"])
-        state["message"] = message
+        state.update(message=message, response=response, done=done)
         progress(message)
         return done
 
-    waiter = Waiter(client, resource, predicate)
-    ok, dummy, elapsed = waiter.wait(
-        timeout=plan_["wait_timeout"],
-        sleep=plan_["wait_sleep"],
+    # NFD labels a node a second or two after its worker starts: short looks first (wait_backoff)
+    ok, dummy, elapsed = wait_backoff(
+        Waiter(client, resource, predicate),
+        plan_["wait_timeout"],
+        plan_["wait_sleep"],
         label_selectors=[plan_["selectors"][0]] if plan_["selectors"][0] else None,
     )
     if not ok:
@@ -112,8 +115,7 @@ def names_preview(names, limit=20):
 def list_nodes(client, resource, plan_, selectors=None):
     """The nodes of the selection: one list request, or one per GPU label form (gpu_nodes_only)."""
     selectors = plan_["selectors"] if selectors is None else selectors
-    lists = [list_items(client, resource, label_selector=s, param=plan_["selector_param"]) for s in selectors]
-    return lists[0] if len(lists) == 1 else union_by_name(*lists)
+    return list_union(client, resource, selectors, param=plan_["selector_param"])
 
 
 def selected_nodes(client, resource, plan_):

@@ -76,3 +76,48 @@ def test_label_selector_and_pool_size():
 
     assert kube.pool_size(Client()) == 7
     assert kube.pool_size(object()) == kube.DEFAULT_POOL
+
+
+class _Looks(object):
+    """A Waiter stand-in that answers True from look number ``ready_at`` on (counting from 1)."""
+
+    def __init__(self, ready_at):
+        self.ready_at = ready_at
+        self.looks = []
+
+    def wait(self, timeout, sleep, **kwargs):
+        assert timeout == 0  # one look per call
+        self.looks.append(kwargs)
+        return len(self.looks) >= self.ready_at, {"n": len(self.looks)}, 0
+
+
+def test_wait_backoff_looks_soon_then_every_sleep_and_ends_on_the_first_yes():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    now = [0.0]
+    pauses = []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        now[0] += seconds
+
+    waiter = _Looks(ready_at=7)
+    ok, instance, elapsed = wait_backoff(waiter, 600, 5, clock=lambda: now[0], pause=pause, label_selectors=["a=true"])
+    assert ok and instance == {"n": 7} and elapsed == 17
+    assert pauses == [0.5, 1, 2, 4, 5, 5]  # then every wait_sleep
+    assert waiter.looks[0] == {"label_selectors": ["a=true"]}
+
+
+def test_wait_backoff_gives_up_at_the_timeout_with_a_last_look():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    now = [0.0]
+
+    def pause(seconds):
+        now[0] += seconds
+
+    waiter = _Looks(ready_at=10**6)
+    ok, instance, elapsed = wait_backoff(waiter, 12, 5, clock=lambda: now[0], pause=pause)
+    assert not ok and elapsed == 12
+    # looks at 0, 0.5, 1.5, 3.5, 7.5 and the last one at the timeout (12)
+    assert len(waiter.looks) == 6
