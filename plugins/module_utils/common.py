@@ -23,6 +23,8 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: F401 (re-exported)
+
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import (
         AUTH_ARG_SPEC,
@@ -52,21 +54,6 @@ except ImportError as e:  # pragma: no cover - exercised only without the depend
 
 
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-
-
-class GpuopsError(Exception):
-    """A failure the user can fix: names the parameter (when one is at fault)."""
-
-    def __init__(self, msg, param=None, **details):
-        super(GpuopsError, self).__init__(msg)
-        self.param = param
-        self.details = details
-
-    def __str__(self):
-        msg = super(GpuopsError, self).__str__()
-        if self.param and not msg.startswith(self.param):
-            return "{0}: {1}".format(self.param, msg)
-        return msg
 
 
 def auth_argument_spec():

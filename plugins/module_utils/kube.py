@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 
 SERVER_FIELDS = ("resourceVersion", "uid", "generation", "creationTimestamp", "managedFields", "selfLink")
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -23,7 +23,8 @@ description:
     removed. Before the first write, every write is sent as a server-side dry run; a manifest the server would
     refuse stops the task with nothing written.
   - Namespaces and CustomResourceDefinitions in the list are written first; objects of a kind that a
-    CustomResourceDefinition of the same list brings are written once it is Established.
+    CustomResourceDefinition of the same list brings are written once it is Established (looked at 0.2 s after
+    its creation, the interval doubling up to O(wait_sleep)).
   - Every object written carries the label C(app.kubernetes.io/managed-by=gpuops.cluster), and
     C(gpuops.cluster/owner=<owner>) when O(owner) is set; O(prune) deletes objects of an owner that left the list.
   - O(state=absent) deletes the listed objects in reverse order and waits until they are gone.

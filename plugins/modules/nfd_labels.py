@@ -107,6 +107,8 @@ options:
     description:
       - Before reading (and labelling), wait until the selected nodes reach this state.
       - Skipped in check mode, as kubernetes.core skips waits there.
+      - The first looks are 0.5 s apart, the interval doubling up to O(wait_sleep), so the wait ends soon after NFD
+        labelled the nodes.
     type: dict
     suboptions:
       gpu_nodes:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""nfd_labels, gpu_validate, driver_container_build and gpu_timeline agree on which nodes are GPU nodes.
+"""nfd_labels, gpu_validate, driver_container_build, gpu_timeline and operand_pods agree on which nodes are GPU nodes.
 
 For each of the three labels NFD can put on an NVIDIA GPU node
 (gpu_nodes.NVIDIA_PCI_LABELS), the simulated cluster's GPU nodes are labelled
@@ -177,6 +177,9 @@ def test_modules_agree_on_gpu_nodes(cluster, ansible_task, setup, form, tmp_path
     assert not timeline.get("failed"), timeline
     assert sorted(r["node"] for r in timeline["timeline"]["nodes"]) == nfd_set, form
     assert timeline["read"]["gpu_nodes"] == len(nfd_set) and timeline["changed"] is False
+    operands = ansible_task("gpuops.cluster.operand_pods", {"namespace": "default", "selector": "app=none"})
+    assert not operands.get("failed"), operands
+    assert [n["node"] for n in operands["nodes"]] == nfd_set, form
 
     assert validate_set == nfd_set, (form, validated.get("msg"))
     assert build_set == nfd_set, form

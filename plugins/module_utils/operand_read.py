@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""operand_pods: a DaemonSet's pod on each GPU node and its state in words, read in one task.
+
+The pods are read raw (no ResourceInstance wrapping) and only the per-node verdict
+(``operand_pods.operand_pod_states``) comes back: at 100 GPU nodes a k8s_info of the
+pods returned a megabyte that every later task of the play carried along.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import operand_pod_states
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_dns_label, check_selector
+
+
+def check_params(params):
+    """The options, checked: (namespace, selector, node_names or None, log_lines)."""
+    namespace = check_dns_label(params.get("namespace"), "namespace", "namespace name")
+    selector = check_selector(params.get("selector"), "selector")
+    if not selector:
+        raise GpuopsError(
+            "is required: the label selector of the DaemonSet's pods, e.g. 'app=nvidia-dcgm-exporter'.",
+            param="selector",
+        )
+    names = params.get("node_names")
+    if names is not None:
+        bad = [n for n in names if not isinstance(n, str) or not n]
+        if bad:
+            raise GpuopsError("must be a list of node names, got {0!r}.".format(bad[0]), param="node_names")
+    lines = params.get("log_lines") or 0
+    if lines < 0:
+        raise GpuopsError("must be 0 (no logs) or more, got {0}.".format(lines), param="log_lines")
+    return namespace, selector, names, lines
+
+
+def summary(states, what):
+    ready = [s for s in states if s["ready"]]
+    return "{0} ready on {1} of {2} node(s){3}".format(
+        what,
+        len(ready),
+        len(states),
+        "; not on " + ", ".join(s["node"] for s in states if not s["ready"]) if len(ready) < len(states) else "",
+    )
+
+
+def _tail(core, pod, namespace, lines):
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import read_log
+
+    try:
+        text = read_log(core, pod, namespace, tail=lines)
+    except Exception:  # a pod that never started has no log: its state says why
+        return []
+    return [line for line in (text or "").splitlines() if line.strip()][-lines:]
+
+
+def run(module, client, svc):
+    namespace, selector, names, lines = check_params(module.params)
+    node_res = svc.find_resource("Node", "v1", fail=True)
+    pods = list_items(
+        client,
+        svc.find_resource("Pod", "v1", fail=True),
+        namespace=namespace,
+        label_selector=selector,
+        param="selector",
+    )
+    if names is None:
+        names = [name_of(n) for n in list_gpu_nodes(client, node_res)]
+    states = operand_pod_states(pods, names)
+    if lines:
+        from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import core_api
+
+        core = core_api(client)
+        for state in states:
+            if state["pod"] and not state["ready"]:
+                state["log_lines"] = _tail(core, state["pod"], namespace, lines)
+    return {
+        "changed": False,
+        "nodes": states,
+        "not_ready": [s for s in states if not s["ready"]],
+        "pods": len(pods),
+        "summary": summary(states, "{0} pods in {1},".format(selector, namespace)),
+    }

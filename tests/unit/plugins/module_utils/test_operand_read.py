@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+"""operand_pods' pure parts: the options, checked, and the one-line summary."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_read import check_params, summary
+
+
+def test_good_options_come_back_checked():
+    assert check_params({"namespace": "gpu", "selector": "app=x", "node_names": ["a"], "log_lines": 5}) == (
+        "gpu",
+        "app=x",
+        ["a"],
+        5,
+    )
+    assert check_params({"namespace": "gpu", "selector": "app=x"}) == ("gpu", "app=x", None, 0)
+
+
+@pytest.mark.parametrize(
+    "bad, param",
+    [
+        ({"namespace": "Gpu_NS"}, "namespace"),
+        ({"selector": ""}, "selector"),
+        ({"node_names": [""]}, "node_names"),
+        ({"log_lines": -3}, "log_lines"),
+    ],
+)
+def test_bad_options_name_the_option(bad, param):
+    params = dict({"namespace": "gpu", "selector": "app=x"}, **bad)
+    with pytest.raises(GpuopsError) as err:
+        check_params(params)
+    assert err.value.param == param and str(err.value).startswith(param + ":")
+
+
+def test_summary_names_the_nodes_without_a_ready_pod():
+    states = [{"node": "a", "ready": True}, {"node": "b", "ready": False}]
+    assert summary(states, "app=x pods in gpu,") == "app=x pods in gpu, ready on 1 of 2 node(s); not on b"
+    assert summary(states[:1], "app=x pods in gpu,") == "app=x pods in gpu, ready on 1 of 1 node(s)"
