@@ -127,14 +127,22 @@ def wait_backoff(waiter, timeout, sleep, first=0.5, clock=None, pause=None, **kw
     A condition met a second after the first look ends the wait then, not a whole ``sleep`` (5 s by default)
     later; a long wait still looks every ``sleep``. Returns Waiter.wait's (ok, instance, elapsed seconds).
     """
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+
     clock = clock or time.monotonic
     pause = pause or time.sleep
     start = clock()
     interval = min(first, sleep)
     while True:
-        ok, instance, dummy = waiter.wait(timeout=0, sleep=sleep, **kwargs)  # timeout 0: one look
+        try:
+            ok, instance, dummy = waiter.wait(timeout=0, sleep=sleep, **kwargs)  # timeout 0: one look
+            failure = None
+        except CoreException as exc:  # a connection error on one look: look again, as Waiter itself does
+            ok, instance, failure = False, {}, exc
         elapsed = clock() - start
         if ok or elapsed >= timeout:
+            if failure is not None:
+                raise failure
             return ok, instance, int(elapsed)
         pause(min(interval, timeout - elapsed))
         interval = min(interval * 2, sleep)

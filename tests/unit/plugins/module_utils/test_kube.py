@@ -3,6 +3,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import pytest
+
 from ansible_collections.gpuops.cluster.plugins.module_utils import kube
 
 
@@ -121,3 +123,33 @@ def test_wait_backoff_gives_up_at_the_timeout_with_a_last_look():
     assert not ok and elapsed == 12
     # looks at 0, 0.5, 1.5, 3.5, 7.5 and the last one at the timeout (12)
     assert len(waiter.looks) == 6
+
+
+def test_wait_backoff_looks_again_after_a_connection_error_and_raises_it_only_at_the_end():
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    now = [0.0]
+
+    def pause(seconds):
+        now[0] += seconds
+
+    class Flaky(_Looks):
+        def wait(self, timeout, sleep, **kwargs):
+            if len(self.looks) == 1:
+                self.looks.append("error")
+                raise CoreException("Exception 'connection refused' raised while trying to get resource")
+            return super(Flaky, self).wait(timeout, sleep, **kwargs)
+
+    waiter = Flaky(ready_at=3)
+    ok, instance, elapsed = wait_backoff(waiter, 60, 5, clock=lambda: now[0], pause=pause)
+    assert ok and len(waiter.looks) == 3  # look, error, look that sees it done
+
+    class Down(_Looks):
+        def wait(self, timeout, sleep, **kwargs):
+            raise CoreException("connection refused")
+
+    now[0] = 0.0
+    with pytest.raises(CoreException, match="connection refused"):
+        wait_backoff(Down(1), 3, 1, clock=lambda: now[0], pause=pause)
