@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""state_ledger on the real control plane: recorded states are skipped until something they made is
+edited or deleted, or their inputs change; the first changed state runs and every state after it;
+checking writes nothing; bad input names the option.
+
+site.yml's use of it (a no-op re-run skips every state; a deleted object brings its state back) is
+in test_site.py.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+from kubernetes import client
+
+pytestmark = pytest.mark.integration
+
+A, B = "ledger_probe_a", "ledger_probe_b"
+
+
+def config_map(namespace, name, owner, value="1"):
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"gpuops.cluster/owner": owner, "app.kubernetes.io/managed-by": "gpuops.cluster"},
+        },
+        "data": {"value": value},
+    }
+
+
+def test_states_are_skipped_until_what_they_made_changes(cluster, namespace, ansible_task):
+    core = client.CoreV1Api(cluster.api)
+    for name, owner in (("probe-a", A), ("probe-b", B)):
+        res = ansible_task(
+            "gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, name, owner)], "owner": owner}
+        )
+        assert not res.get("failed"), res
+    where = {"namespace": namespace, "name": "ledger-under-test"}
+    states = [{"name": A, "inputs": "in-a"}, {"name": B, "inputs": "in-b"}]
+
+    def check(given=None, **extra):
+        mark = cluster.audit.mark()
+        res = ansible_task("gpuops.cluster.state_ledger", dict(where, states=given or states, **extra))
+        assert not res.get("failed"), res
+        assert res["changed"] is False and cluster.audit.writes_since(mark) == []
+        return res
+
+    def record():
+        res = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states, mode="record"))
+        assert not res.get("failed"), res
+        ledger = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(where), "data": res["data"]}
+        assert not ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [ledger]}).get("failed")
+
+    first = check()
+    assert first["run"] == [A, B] and first["skip"] == [] and first["recorded"] is False
+    assert first["reasons"][A].startswith("no record") and first["reasons"][B] == "runs after {0}, which runs".format(A)
+
+    record()
+    for mode in (False, True):
+        res = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states), check=mode)
+        assert res["run"] == [] and res["skip"] == [A, B] and res["recorded"] is True, res
+
+    # An edit of what B made: B runs, A stays skipped.
+    core.patch_namespaced_config_map("probe-b", namespace, {"data": {"value": "edited"}})
+    res = check()
+    assert res["run"] == [B] and res["reasons"][B] == "ConfigMap {0}/probe-b was changed".format(namespace)
+
+    record()
+    assert check()["run"] == []
+    # What A made is gone: A runs, and B after it.
+    core.delete_namespaced_config_map("probe-a", namespace)
+    res = check()
+    assert res["run"] == [A, B], res
+    assert res["reasons"] == {
+        A: "ConfigMap {0}/probe-a is gone".format(namespace),
+        B: "runs after {0}, which runs".format(A),
+    }
+
+    # Made again by someone else with our labels: a new object, not the recorded one.
+    core.create_namespaced_config_map(namespace, config_map(namespace, "probe-a", A))
+    assert check()["reasons"][A] == "ConfigMap {0}/probe-a was changed".format(namespace)
+
+    record()
+    assert check()["run"] == []
+    # New inputs for B (a variable changed): B runs; force runs both.
+    res = check([states[0], {"name": B, "inputs": "in-b2"}])
+    assert res["run"] == [B] and res["reasons"][B] == "its variables or the collection changed"
+    assert check(force=True)["run"] == [A, B]
+
+    for bad, param, words in (
+        ({"states": [{"name": A}]}, "states", "inputs"),
+        ({"states": [{"name": A, "inputs": "x"}, {"name": A, "inputs": "y"}]}, "states", "twice"),
+        ({"namespace": "Not_A_Namespace"}, "namespace", "not a valid"),
+        ({"name": "Bad_Name"}, "name", "not a valid"),
+    ):
+        res = ansible_task("gpuops.cluster.state_ledger", dict(dict(where, states=states), **bad))
+        assert res.get("failed") and res.get("param") == param, res
+        assert res["msg"].startswith(param + ":") and words in res["msg"], res["msg"]
+    res = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states, mode="write"))
+    assert res.get("failed") and "mode" in res["msg"], res
+
+
+def test_the_ledger_reads_every_kind_the_teardown_inventory_lists():
+    """A kind a role starts to create goes into the teardown inventory; the ledger must stamp it too."""
+    from inventory import KINDS as INVENTORY
+
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import KINDS
+
+    # Made and replaced by the workloads and operators that own them: their owners' readiness is read instead.
+    transient = {"Machine", "ClusterServiceVersion", "InstallPlan", "Build"}
+    assert sorted(k for k in INVENTORY if k[1] not in transient) == sorted(KINDS)
