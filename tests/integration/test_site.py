@@ -22,6 +22,7 @@ from conftest import (
     task_results_of,
 )
 from inventory import differences, inventory
+from kubernetes import client
 
 pytestmark = pytest.mark.integration
 
@@ -163,12 +164,37 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
         for ext in ("xml", "md"):
             assert os.path.getsize(os.path.join(reports, "gpu-validation." + ext)) > 0
 
+        # The re-run: the ledger skips every state that changed nothing since the first run; gpu_validation
+        # still checks every GPU node.
         second = assert_rerun_writes_nothing(cluster, extra_vars={"gpuops_reports_dir": reports})
-        # The same no-op under Mitogen (ENGINE=mitogen, the documented accelerator): same answer.
+        lines = state_lines(second)
+        assert "ledger: skipped, unchanged since their last good run: " + ", ".join(STATES[1:-1]) in lines, lines
+        assert not any(line.startswith("ledger: runs") for line in lines), lines
+        # Every state's own no-op path, under Mitogen (ENGINE=mitogen, the documented accelerator), with the
+        # ledger off: every state runs, and still nothing is written.
         third = assert_rerun_writes_nothing(
-            cluster, env=engine_env("mitogen"), extra_vars={"gpuops_reports_dir": reports}
+            cluster, env=engine_env("mitogen"), extra_vars={"gpuops_reports_dir": reports, "gpuops_ledger": "false"}
         )
-        assert len(task_results_of(third)) == len(task_results_of(second))
+        lines = state_lines(third)
+        assert "ledger: runs gpu_machineset: forced (gpuops_ledger is off)" in lines, lines
+        assert not any(line.startswith("ledger: skipped") for line in lines), lines
+        assert len(task_results_of(third)) > 3 * len(task_results_of(second))
+
+        # Something a state made is deleted: that state runs again (and the states after it), the earlier
+        # ones stay skipped, and the object is back.
+        apps = client.AppsV1Api(cluster.api)
+        plugin = apps.list_daemon_set_for_all_namespaces(label_selector="gpuops.cluster/owner=device_plugin").items[0]
+        apps.delete_namespaced_daemon_set(plugin.metadata.name, plugin.metadata.namespace)
+        fourth = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
+        lines = state_lines(fourth)
+        gone = "ledger: runs device_plugin: DaemonSet {0}/{1} is gone".format(
+            plugin.metadata.namespace, plugin.metadata.name
+        )
+        assert gone in lines, lines
+        assert "ledger: skipped, unchanged since their last good run: " + ", ".join(STATES[1:6]) in lines, lines
+        again = apps.read_namespaced_daemon_set(plugin.metadata.name, plugin.metadata.namespace)
+        assert again.metadata.uid != plugin.metadata.uid
+        assert_rerun_writes_nothing(cluster, extra_vars={"gpuops_reports_dir": reports})
     finally:
         run_site(cluster, playbook="teardown.yml")
     # Teardown returns the cluster to what it was before site.yml.

@@ -71,6 +71,9 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
         assert len(report["nodes"]) == len(gpu_nodes)
 
         assert_rerun_writes_nothing(k8s_cluster, extra_vars=extra)
+        # Every state's own no-op path (the ledger off): nothing written either.
+        forced = assert_rerun_writes_nothing(k8s_cluster, extra_vars=dict(extra, gpuops_ledger="false"))
+        assert "ledger: runs nfd: forced (gpuops_ledger is off)" in state_lines(forced)
     finally:
         run_site(k8s_cluster, playbook="teardown.yml")
     # Back to bare GPU nodes: no NFD label, no GPU resource, no taint of ours.
