@@ -57,3 +57,10 @@ def test_operand_pod_states_filter():
     assert res["msg"][0]["state"] == "no pod", res
     res = template("{} | gpuops.cluster.operand_pod_states(['a'])")
     assert res.get("failed") and "expects a list" in res["msg"], res
+
+
+def test_state_inputs_filter():
+    res = template("['driver', 'nfd'] | gpuops.cluster.state_inputs({'driver_version': '570', 'nfd_x': 1})")
+    assert [r["name"] for r in res["msg"]] == ["driver", "nfd"] and all(len(r["inputs"]) == 32 for r in res["msg"])
+    res = template("'driver' | gpuops.cluster.state_inputs({})")
+    assert res.get("failed") and "expects a list of state names" in res["msg"], res

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""state_inputs: what a state is given, digested; the run's own steering does not count."""
+"""state_inputs (module_utils of the filter): what a state is given, digested; the run's own steering does not count."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -8,9 +8,9 @@ __metaclass__ = type
 import os
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.filter.state_inputs import collection_digest, state_inputs
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.state_inputs import collection_digest, state_inputs
 
 
 def by_name(result):
@@ -47,5 +47,5 @@ def test_the_collection_files_are_in_the_digest(tmp_path):
 
 
 def test_bad_input_is_refused():
-    with pytest.raises(AnsibleFilterError):
+    with pytest.raises(GpuopsError):
         state_inputs("driver", {})
