@@ -75,9 +75,6 @@ KINDS = (
 )
 # Objects a module makes with the managed-by label but no owner label: the state that makes them.
 KIND_OWNERS = {"MachineSet": "gpu_machineset", "ImageStream": "driver", "BuildConfig": "driver"}
-# The ledger's own ConfigMap (and gpu_validation's record, which changes with every validation) are not
-# what a state made.
-RECORDS = ("gpu-validation-record",)
 
 BASE_LABEL_PREFIXES = ("feature.node.kubernetes.io/",)
 LATE_LABEL_PREFIXES = ("nvidia.com/", "node-role.kubernetes.io/", "gpuops")
@@ -116,7 +113,7 @@ def object_stamp(obj):
 def state_of(obj):
     """The state that made ``obj`` (its owner label, or the module that makes that kind), or None."""
     labels = dig(obj, ("metadata", "labels")) or {}
-    if labels.get(MANAGED_BY_LABEL) != MANAGED_BY or dig(obj, ("metadata", "name")) in RECORDS:
+    if labels.get(MANAGED_BY_LABEL) != MANAGED_BY:
         return None
     return labels.get(OWNER_LABEL) or KIND_OWNERS.get(obj.get("kind"))
 
