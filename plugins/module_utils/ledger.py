@@ -24,7 +24,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import json
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
@@ -37,6 +36,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     label_selector,
     list_items,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.state_inputs import digest
 from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_dns_label, check_dns_subdomain
 
 LEDGER_VERSION = 1
@@ -85,12 +85,6 @@ EARLY_STATES = frozenset(["gpu_machineset", "entitlement", "nfd", "driver", "con
 # GFD rewrites its timestamp on every labelling pass: it says nothing about the node.
 VOLATILE_NODE_LABELS = ("nvidia.com/gfd.timestamp",)
 VOLATILE_METADATA = ("resourceVersion", "managedFields", "creationTimestamp", "selfLink")
-
-
-def digest(value):
-    """A short, stable sha256 of a JSON-able value."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def object_key(obj):
@@ -157,7 +151,7 @@ def node_facts(node):
     ``base`` matters to every state (the node itself, its kernel, OS, runtime, NFD labels). A node's
     Ready condition is not among them: it follows heartbeats, and a node that is not ready is
     gpu_validation's to report, which runs every time;
-    ``late`` only to the states from the device plugin on (``LATE_STATES``): the GPU resources and NVIDIA
+    ``late`` only to the states from the device plugin on (all but ``EARLY_STATES``): the GPU resources and NVIDIA
     labels the device plugin and GFD publish, and the taints and roles the scheduling state sets. An
     earlier state is not re-run because a later one did its job.
     """

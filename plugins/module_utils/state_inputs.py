@@ -61,11 +61,16 @@ def collection_digest(root=None):
     return value
 
 
+def digest(value):
+    """A short, stable sha256 of a JSON-able value (the ledger's digests too)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
 def inputs_of(state, variables, content):
     prefixes = ("gpuops_", state + "_")
     mine = dict((k, v) for k, v in variables.items() if k.startswith(prefixes) and k not in RUN_CONTROL)
-    text = json.dumps({"content": content, "vars": mine}, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return digest({"content": content, "vars": mine})
 
 
 def state_inputs(states, variables):
