@@ -32,9 +32,21 @@ description:
     named by the annotation C(openshift.io/build.pod-name)).
   - Managed BuildConfigs for kernels that no selected node runs any more are reported in RV(stale) and
     deleted (with their Builds and image tags) only with O(prune_stale=true).
-  - On plain Kubernetes (or with O(strategy=precompiled)) nothing is built; the image references of the
-    upstream precompiled driver images C(<registry>/<precompiled_image>:<driver_version>-<kernel>-<os tag>)
-    are computed and returned.
+  - The image a build makes is NVIDIA's driver image for the nodes' OS
+    (C(<registry>/<precompiled_image>:<driver_version>-<os tag>), e.g. C(nvcr.io/nvidia/driver:595.91.07-rhel9.6))
+    with the kernel modules of one kernel precompiled into C(/lib/modules/<kernel>), compiled in a first build
+    stage on the Driver Toolkit (or entitled UBI) with the installer from that same image. The driver pod runs
+    C(nvidia-driver load): it installs the userspace and loads the modules without compiling. This is the
+    GPU Operator's OpenShift flow (driver container + Driver Toolkit sidecar, NVIDIA/gpu-driver-container
+    C(rhel9/ocp_dtk_entrypoint)) with the compile done once per kernel instead of on every driver pod start,
+    so a node that joins later loads prebuilt modules. Nothing is downloaded during the build.
+  - The kernel module type (open or proprietary) follows the GPUs of the nodes the image is for
+    (O(kernel_module_type)), not the node the build runs on.
+  - With O(strategy=runtime-compiled) (the default on plain Kubernetes) nothing is built: the reference of
+    NVIDIA's driver image C(<registry>/<precompiled_image>:<driver_version>-<os tag>) is returned; its
+    C(nvidia-driver init) compiles the modules on the node at start (any kernel of a supported OS).
+  - With O(strategy=precompiled) nothing is built either; the image references of the upstream precompiled
+    driver images C(<registry>/<precompiled_image>:<driver_version>-<kernel>-<os tag>) are returned.
   - Check mode sends no mutating request at all (not even server-side dry runs); it reports what would be
     created, updated, built and pruned. A second run with the same inputs makes no mutating request.
 extends_documentation_fragment:
@@ -57,9 +69,25 @@ options:
       - C(entitlement) builds on UBI with the cluster-wide entitlement mounted from O(entitlement_secret)
         (older clusters without a Driver Toolkit).
       - C(precompiled) builds nothing and returns precompiled image references.
-      - C(auto) is C(driver-toolkit) when the cluster serves the OpenShift build and image APIs, else C(precompiled).
+      - C(runtime-compiled) builds nothing and returns NVIDIA's driver image of the nodes' OS, which compiles
+        the modules on the node when the driver pod starts.
+      - C(auto) is C(driver-toolkit) when the cluster serves the OpenShift build and image APIs, else
+        C(runtime-compiled).
     type: str
-    choices: [auto, driver-toolkit, entitlement, precompiled]
+    choices: [auto, driver-toolkit, entitlement, precompiled, runtime-compiled]
+    default: auto
+  kernel_module_type:
+    description:
+      - Kernel modules the build compiles, C(open) or C(proprietary) (passed to C(nvidia-installer
+        --kernel-module-type)).
+      - C(auto) follows the GPUs of the nodes of each kernel, the way nvidia-installer recommends: open when
+        a GPU needs them (Blackwell) or every GPU supports them (Turing and later), proprietary when a GPU
+        does not support them (Volta and older); when a node's GPU is unknown, the driver branch decides
+        (open from R560). The GPU is read from the GFD label C(nvidia.com/gpu.product), else from the cloud
+        instance type.
+      - A type that a node's GPU cannot run is refused before any write.
+    type: str
+    choices: [auto, open, proprietary]
     default: auto
   namespace:
     description: Namespace of the ImageStream, BuildConfigs and Builds. It must exist.
@@ -289,7 +317,22 @@ kernels:
       description: Hash of the build inputs.
       type: str
     action:
-      description: C(current), C(built), C(building) (O(wait=false)), C(would-build) (check mode) or C(precompiled).
+      description: >-
+        C(current), C(built), C(building) (O(wait=false)), C(would-build) (check mode), C(precompiled) or
+        C(runtime-compiled).
+      type: str
+    module_type:
+      description: Kernel module type of the image, C(open) or C(proprietary) (see O(kernel_module_type)).
+      type: str
+    module_type_reason:
+      description: Why that type (asked, or the GPUs of the nodes, or the driver branch).
+      type: str
+    gpu_products:
+      description: The GPU of each node of this kernel (GFD product or cloud instance type; null when unknown).
+      type: list
+      elements: str
+    dtk_image:
+      description: Pull spec of the Driver Toolkit image the modules were compiled on (C(driver-toolkit) only).
       type: str
     reason:
       description: Why the build was (or was not) needed.
@@ -352,7 +395,12 @@ def argument_spec():
         wait_spec(with_wait=True, wait_default=True),
         node_selection_spec(),
         driver_version=dict(type="str", required=True),
-        strategy=dict(type="str", default="auto", choices=["auto", "driver-toolkit", "entitlement", "precompiled"]),
+        strategy=dict(
+            type="str",
+            default="auto",
+            choices=["auto", "driver-toolkit", "entitlement", "precompiled", "runtime-compiled"],
+        ),
+        kernel_module_type=dict(type="str", default="auto", choices=["auto", "open", "proprietary"]),
         namespace=dict(type="str", default="nvidia-gpu-operator"),
         name=dict(type="str", default="nvidia-gpu-driver"),
         kernel_versions=dict(type="list", elements="str"),

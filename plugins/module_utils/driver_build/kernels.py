@@ -19,6 +19,7 @@ import re
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.module_type import node_gpu_product
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.params import (
     KERNEL_LABEL,
     validate_kernel_version,
@@ -60,7 +61,7 @@ def node_os_release(node):
 
 def _new_group():
     group = dict((key, set()) for key, dummy in GROUP_FIELDS)
-    group.update(nodes=[], os_tags=set())
+    group.update(nodes=[], os_tags=set(), gpu_products=[])
     return group
 
 
@@ -82,6 +83,8 @@ def _summarize_group(kernel, group):
         # driver toolkit is used (its kernel is the same by definition).
         "ostree_version": ostrees[-1] if ostrees else None,
         "rhel_version": rhel[-1] if rhel else None,
+        # One entry per node (None: GPU unknown), for the kernel module type.
+        "gpu_products": group["gpu_products"],
     }
 
 
@@ -103,6 +106,7 @@ def group_kernels(nodes, os_tag_override=None):
         rel = node_os_release(node)
         group = groups.setdefault(kernel, _new_group())
         group["nodes"].append(name)
+        group["gpu_products"].append(node_gpu_product(node))
         group["os_tags"].add(os_tag_override or os_tag(rel.get("ID"), rel.get("VERSION_ID")))
         for key, field in GROUP_FIELDS:
             if rel.get(field):
@@ -131,6 +135,7 @@ def kernels_from_params(kernel_versions, os_release, os_tag_override=None):
                 "ostree_versions": [ostree] if ostree else [],
                 "ostree_version": ostree,
                 "rhel_version": os_release.get("RHEL_VERSION"),
+                "gpu_products": [],
             },
         )
         for kernel in kernel_versions

@@ -190,6 +190,7 @@ def validate_params(params):
         "registry": check_repository(text("registry").rstrip("/"), "registry"),
         "precompiled_image": check_repository(text("precompiled_image"), "precompiled_image"),
         "prune_stale": bool(params.get("prune_stale")),
+        "kernel_module_type": text("kernel_module_type") or "auto",
     }
     cfg.update(wait_settings(params))
     return cfg

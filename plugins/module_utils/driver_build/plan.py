@@ -23,6 +23,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.kernel
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.render import (
     HASH_KEY,
+    driver_image,
     managed_selector,
     render_buildconfig,
     render_imagestream,
@@ -50,11 +51,13 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
 
 def resolve_strategy(requested, is_openshift):
     if requested == "auto":
-        return "driver-toolkit" if is_openshift else "precompiled"
+        # Plain Kubernetes: NVIDIA's driver image compiles the modules on the node at start, for any kernel of
+        # its OS (the GPU Operator's default; precompiled images exist only for some Ubuntu kernels and branches).
+        return "driver-toolkit" if is_openshift else "runtime-compiled"
     if requested in ("driver-toolkit", "entitlement") and not is_openshift:
         raise GpuopsError(
             "{0} builds need the OpenShift build.openshift.io and image.openshift.io APIs, which this cluster "
-            "does not serve; use strategy: precompiled on plain Kubernetes.".format(requested),
+            "does not serve; use strategy: runtime-compiled (or precompiled) on plain Kubernetes.".format(requested),
             param="strategy",
         )
     return requested
@@ -103,6 +106,17 @@ def _toolkit_tags(imagestream):
     return available
 
 
+def _toolkit_pullspec(imagestream, tag):
+    """The image a Driver Toolkit tag points at (status item, else the spec's from), as KMM's DTK_AUTO."""
+    for entry in dig(imagestream, ("status", "tags")) or []:
+        if entry.get("tag") == tag and entry.get("items"):
+            return entry["items"][0].get("dockerImageReference")
+    for entry in dig(imagestream, ("spec", "tags")) or []:
+        if entry.get("name") == tag and (entry.get("from") or {}).get("kind") == "DockerImage":
+            return entry["from"].get("name")
+    return None
+
+
 def check_driver_toolkit(cfg, client, svc, kernels):
     """The Driver Toolkit ImageStream has a tag for the RHCOS build of every kernel."""
     where = "{0}/{1}".format(cfg["driver_toolkit_namespace"], cfg["driver_toolkit_imagestream"])
@@ -120,6 +134,7 @@ def check_driver_toolkit(cfg, client, svc, kernels):
         )
     available = _toolkit_tags(dtk)
     for kernel, info in sorted(kernels.items()):
+        info["dtk_image"] = _toolkit_pullspec(dtk, info["ostree_version"])
         if info["ostree_version"] not in available:
             raise GpuopsError(
                 "the ImageStream {0} has no tag {1} (RHCOS build of {2}; tags: {3}). The imagestream is "
@@ -159,6 +174,15 @@ def check_build_prerequisites(cfg, client, svc, kernels, strategy):
         check_driver_toolkit(cfg, client, svc, kernels)
     if strategy == "entitlement" and cfg["entitlement_secret"]:
         check_entitlement_secret(cfg, client, svc)
+
+
+def plan_runtime_compiled(cfg, kernels, result):
+    """NVIDIA's driver image per OS: nothing to build here, the driver pod compiles for its node's kernel."""
+    for kernel, info in sorted(kernels.items()):
+        ref = driver_image(cfg, info)
+        result["images"][kernel] = ref
+        result["kernels"][kernel] = dict(info, image=ref, tag=ref.rsplit(":", 1)[1], action="runtime-compiled")
+    return result
 
 
 def plan_precompiled(cfg, kernels, result):

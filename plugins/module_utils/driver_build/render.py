@@ -29,6 +29,7 @@ PREFIX = "gpuops.cluster/"
 KERNEL_KEY = PREFIX + "kernel-version"
 DRIVER_KEY = PREFIX + "driver-version"
 OS_TAG_KEY = PREFIX + "os-tag"
+MODULE_TYPE_KEY = PREFIX + "kernel-module-type"
 HASH_KEY = PREFIX + "inputs-hash"
 IMAGE_NAME_KEY = PREFIX + "image-name"
 BC_NAME_KEY = "openshift.io/build-config.name"
@@ -46,50 +47,81 @@ BUILD_SPEC_FIELDS = (
 )
 
 # Defaults; dockerfile / git_uri override them.
-DTK_DOCKERFILE = """\
-# Built by gpuops.cluster.driver_container_build on the cluster's Driver Toolkit
-# image for the node's RHCOS build (the FROM line is replaced by the BuildConfig).
-FROM driver-toolkit
+#
+# The image is NVIDIA's driver image for the node's OS (``<registry>/driver:<version>-<rhcos4.N|rhel9.N>``, the one
+# the GPU Operator runs: nvidia-driver script, userspace libraries, nvidia-smi, persistenced, firmware, the .run
+# installer) with the kernel modules for ONE kernel precompiled into /lib/modules/<kernel>. The driver pod then runs
+# ``nvidia-driver load``, which installs the userspace from the image and modprobes the modules without compiling:
+# the same two steps as the GPU Operator's OpenShift flow (NVIDIA/gpu-driver-container rhel9/ocp_dtk_entrypoint:
+# ``dtk-build-driver`` in the Driver Toolkit sidecar, then ``nv-ctr-run-with-dtk`` copies the modules to
+# /lib/modules/$(uname -r) and execs ``nvidia-driver load``), but the compile runs once per kernel in a Build instead
+# of in every driver pod. Nothing is downloaded: the .run comes from the driver image (a mirror works), the kernel
+# headers from the Driver Toolkit. ``--kernel-module-type`` is passed (the build node may have no GPU, see
+# module_type.py) and ``--skip-module-load`` keeps the installer from test-loading modules inside the build, as the
+# driver container does for R550+ (rhel9/nvidia-driver ``_install_driver``). OpenShift replaces the last FROM with
+# the BuildConfig's strategy ``from`` (the driver image).
+_MODULES_STAGE_TAIL = """\
 ARG DRIVER_VERSION
 ARG KERNEL_VERSION
+ARG KERNEL_MODULE_TYPE
 ARG TARGET_ARCH=x86_64
-ARG BASE_URL=https://us.download.nvidia.com/tesla
 USER root
-WORKDIR /usr/src
+COPY --from=driver /drivers/NVIDIA-Linux-${TARGET_ARCH}-${DRIVER_VERSION}.run /tmp/nvidia.run
+RUN sh /tmp/nvidia.run -x --target /tmp/nvidia && cd /tmp/nvidia \\
+ && ./nvidia-installer --silent --kernel-module-only --no-drm --no-backup --no-nouveau-check --skip-module-load \\
+      --kernel-module-type="${KERNEL_MODULE_TYPE}" --kernel-name="${KERNEL_VERSION}" \\
+      --kernel-source-path="/usr/src/kernels/${KERNEL_VERSION}" \\
+ && depmod "${KERNEL_VERSION}"
+# The modules modprobe loads for nvidia, nvidia-uvm and nvidia-modeset, with their dependencies and the module
+# index (what dtk-build-driver copies to the shared directory).
+RUN mkdir -p /opt/modules \\
+ && modprobe -S "${KERNEL_VERSION}" -a --show-depends i2c_core ipmi_msghandler ipmi_devintf nvidia nvidia-uvm \\
+      nvidia-modeset | awk '$1 == "insmod" {print $2}' | while read -r mod; do \\
+        rel="${mod#/lib/modules/${KERNEL_VERSION}/}"; mkdir -p "/opt/modules/$(dirname "$rel")"; \\
+        cp "$mod" "/opt/modules/$rel"; done \\
+ && cp /lib/modules/"${KERNEL_VERSION}"/modules.* /opt/modules/ \\
+ && test -e "/opt/modules/kernel/drivers/video/nvidia.ko" -o -e "/opt/modules/kernel/drivers/video/nvidia.ko.xz"
+
+FROM ${DRIVER_IMAGE}
+ARG DRIVER_VERSION
+ARG KERNEL_VERSION
+ARG KERNEL_MODULE_TYPE
+COPY --from=modules /opt/modules/ /lib/modules/${KERNEL_VERSION}/
+LABEL io.openshift.build.gpuops.driver-version="${DRIVER_VERSION}" \\
+      io.openshift.build.gpuops.kernel-version="${KERNEL_VERSION}" \\
+      io.openshift.build.gpuops.kernel-module-type="${KERNEL_MODULE_TYPE}"
+"""
+
+DTK_DOCKERFILE = """\
+# Built by gpuops.cluster.driver_container_build: NVIDIA's driver image with the kernel modules for one kernel,
+# compiled on the cluster's Driver Toolkit image of that kernel's RHCOS build.
+ARG DRIVER_IMAGE
+ARG DTK_IMAGE
+FROM ${DRIVER_IMAGE} AS driver
+FROM ${DTK_IMAGE} AS modules
+ARG KERNEL_VERSION
 # The toolkit must ship exactly the node kernel (Bug 1977972: KERNEL_VERSION has the arch suffix).
 RUN grep -q "\\"KERNEL_VERSION\\": \\"${KERNEL_VERSION}\\"" /etc/driver-toolkit-release.json \\
  || { echo "driver toolkit kernel does not match ${KERNEL_VERSION}" >&2; exit 1; }
-RUN curl -fsSL -o nvidia.run "${BASE_URL}/${DRIVER_VERSION}/NVIDIA-Linux-${TARGET_ARCH}-${DRIVER_VERSION}.run" \\
- && sh nvidia.run -x && rm nvidia.run \\
- && cd "NVIDIA-Linux-${TARGET_ARCH}-${DRIVER_VERSION}" \\
- && ./nvidia-installer --silent --kernel-module-only --no-drm --no-backup --no-nouveau-check \\
-      --kernel-name="${KERNEL_VERSION}" --kernel-source-path="/usr/src/kernels/${KERNEL_VERSION}"
-LABEL io.openshift.build.gpuops.driver-version="${DRIVER_VERSION}" \\
-      io.openshift.build.gpuops.kernel-version="${KERNEL_VERSION}"
-"""
+""" + _MODULES_STAGE_TAIL
 
 ENTITLEMENT_DOCKERFILE = """\
-# Built by gpuops.cluster.driver_container_build on UBI with the cluster-wide
-# entitlement (secret mounted at ./etc-pki-entitlement; OpenShift < 4.9 without
-# a Driver Toolkit image). The FROM line is replaced by the BuildConfig.
-FROM ubi
-ARG DRIVER_VERSION
+# Built by gpuops.cluster.driver_container_build: NVIDIA's driver image with the kernel modules for one kernel,
+# compiled on UBI with the kernel packages from the entitled RHEL repositories (secret mounted at
+# ./etc-pki-entitlement; OpenShift < 4.9 without a Driver Toolkit image).
+ARG DRIVER_IMAGE
+ARG BUILDER_IMAGE
+FROM ${DRIVER_IMAGE} AS driver
+FROM ${BUILDER_IMAGE} AS modules
 ARG KERNEL_VERSION
-ARG TARGET_ARCH=x86_64
-ARG BASE_URL=https://us.download.nvidia.com/tesla
 USER root
 COPY ./etc-pki-entitlement /etc/pki/entitlement
+# kernel (modules of the node kernel: modprobe's dependencies), kernel-devel / -headers (the build).
 RUN rm -f /etc/rhsm-host \\
- && dnf -y install "kernel-devel-${KERNEL_VERSION}" "kernel-headers-${KERNEL_VERSION}" \\
+ && dnf -y install "kernel-${KERNEL_VERSION}" "kernel-devel-${KERNEL_VERSION}" "kernel-headers-${KERNEL_VERSION}" \\
       elfutils-libelf-devel gcc make kmod \\
  && rm -rf /etc/pki/entitlement
-WORKDIR /usr/src
-RUN curl -fsSL -o nvidia.run "${BASE_URL}/${DRIVER_VERSION}/NVIDIA-Linux-${TARGET_ARCH}-${DRIVER_VERSION}.run" \\
- && sh nvidia.run -x && rm nvidia.run \\
- && cd "NVIDIA-Linux-${TARGET_ARCH}-${DRIVER_VERSION}" \\
- && ./nvidia-installer --silent --kernel-module-only --no-drm --no-backup --no-nouveau-check \\
-      --kernel-name="${KERNEL_VERSION}" --kernel-source-path="/usr/src/kernels/${KERNEL_VERSION}"
-"""
+""" + _MODULES_STAGE_TAIL
 
 
 def common_labels(name):
@@ -111,18 +143,27 @@ def render_imagestream(cfg):
     }
 
 
-def build_base(cfg, kernel, info, strategy):
-    """The builder image (strategy.dockerStrategy.from) for one kernel."""
+def driver_image(cfg, info):
+    """NVIDIA's driver image for the nodes' OS: <registry>/<image>:<driver version>-<os tag> (GO resolveDriverTag)."""
+    return "{0}/{1}:{2}-{3}".format(cfg["registry"], cfg["precompiled_image"], cfg["driver_version"], info["os_tag"])
+
+
+def builder_image(cfg, kernel, info, strategy):
+    """The image the modules are compiled in: the kernel's Driver Toolkit, or entitled UBI (base_image overrides)."""
     if cfg["base_image"]:
-        return {"kind": "DockerImage", "name": cfg["base_image"]}
+        return cfg["base_image"]
     if strategy == "driver-toolkit":
-        return {
-            "kind": "ImageStreamTag",
-            "namespace": cfg["driver_toolkit_namespace"],
-            "name": "{0}:{1}".format(cfg["driver_toolkit_imagestream"], info["ostree_version"]),
-        }
+        # The pull spec the ImageStream tag points at (what KMM passes as DTK_AUTO), read by plan.
+        return info.get("dtk_image") or "{0}/{1}:{2}".format(
+            cfg["driver_toolkit_namespace"], cfg["driver_toolkit_imagestream"], info["ostree_version"]
+        )
     major = rhel_major(kernel, info.get("rhel_version")) or "8"
-    return {"kind": "DockerImage", "name": "registry.access.redhat.com/ubi{0}/ubi:latest".format(major)}
+    return "registry.access.redhat.com/ubi{0}/ubi:latest".format(major)
+
+
+def build_base(cfg, kernel, info, strategy):
+    """The BuildConfig's strategy ``from``: replaces the Dockerfile's last FROM, i.e. the driver image."""
+    return {"kind": "DockerImage", "name": driver_image(cfg, info)}
 
 
 def build_inputs(cfg, kernel, info, strategy):
@@ -139,15 +180,22 @@ def build_inputs(cfg, kernel, info, strategy):
         "strategy": strategy,
         "from": build_base(cfg, kernel, info, strategy),
         "source": source,
-        "build_args": build_args(cfg, kernel, info),
+        "build_args": build_args(cfg, kernel, info, strategy),
     }
     if strategy == "entitlement":
         inputs["entitlement_secret"] = cfg["entitlement_secret"]
     return inputs
 
 
-def build_args(cfg, kernel, info):
-    args = [{"name": "DRIVER_VERSION", "value": cfg["driver_version"]}, {"name": "KERNEL_VERSION", "value": kernel}]
+def build_args(cfg, kernel, info, strategy="driver-toolkit"):
+    builder_arg = "DTK_IMAGE" if strategy == "driver-toolkit" else "BUILDER_IMAGE"
+    args = [
+        {"name": "DRIVER_IMAGE", "value": driver_image(cfg, info)},
+        {"name": builder_arg, "value": builder_image(cfg, kernel, info, strategy)},
+        {"name": "DRIVER_VERSION", "value": cfg["driver_version"]},
+        {"name": "KERNEL_VERSION", "value": kernel},
+        {"name": "KERNEL_MODULE_TYPE", "value": info.get("module_type") or "proprietary"},
+    ]
     if info.get("rhel_version"):
         args.append({"name": "RHEL_VERSION", "value": info["rhel_version"]})
     if info.get("os_tag"):
@@ -189,6 +237,7 @@ def render_buildconfig(cfg, kernel, info, strategy):
                 KERNEL_KEY: kernel,
                 DRIVER_KEY: cfg["driver_version"],
                 OS_TAG_KEY: info["os_tag"],
+                MODULE_TYPE_KEY: info.get("module_type") or "proprietary",
                 HASH_KEY: digest,
             },
         },

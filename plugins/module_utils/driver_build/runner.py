@@ -16,6 +16,9 @@ from ansible.module_utils.common.dict_transformations import dict_merge
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import Progress
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.api import apply, prune, resource, start_build
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.kernels import check_kernel_infos
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.module_type import (
+    decide as decide_module_type,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.params import (
     validate_driver_version,
     validate_params,
@@ -24,6 +27,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.plan i
     check_build_prerequisites,
     plan_openshift,
     plan_precompiled,
+    plan_runtime_compiled,
     read_kernels,
     resolve_strategy,
 )
@@ -166,6 +170,11 @@ def run(module, client, svc):
     validate_driver_version(cfg["driver_version"], strategy)
     kernels = read_kernels(cfg, client, svc)
     check_kernel_infos(kernels, strategy, cfg)
+    for kernel, info in kernels.items():
+        where = "nodes {0}".format(", ".join(info["nodes"])) if info["nodes"] else "kernel {0}".format(kernel)
+        info["module_type"], info["module_type_reason"] = decide_module_type(
+            cfg["kernel_module_type"], info.get("gpu_products") or [], cfg["driver_version"], where
+        )
     result = {
         "changed": False,
         "strategy": strategy,
@@ -179,6 +188,8 @@ def run(module, client, svc):
     }
     if strategy == "precompiled":
         return plan_precompiled(cfg, kernels, result)
+    if strategy == "runtime-compiled":
+        return plan_runtime_compiled(cfg, kernels, result)
 
     check_build_prerequisites(cfg, client, svc, kernels, strategy)
     plan = plan_openshift(cfg, client, svc, kernels, strategy)

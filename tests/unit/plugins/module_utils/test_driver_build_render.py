@@ -30,18 +30,23 @@ def test_render_buildconfig_driver_toolkit():
     spec = bc["spec"]
     assert bc["apiVersion"] == "build.openshift.io/v1" and bc["kind"] == "BuildConfig"
     assert spec["triggers"] == []
+    # The last FROM (the image that runs) is NVIDIA's driver image: userspace, nvidia-driver, the .run.
     assert spec["strategy"]["dockerStrategy"]["from"] == {
-        "kind": "ImageStreamTag",
-        "namespace": "openshift",
-        "name": "driver-toolkit:416.94.202406172220-0",
+        "kind": "DockerImage",
+        "name": "nvcr.io/nvidia/driver:550.90.07-rhcos4.16",
     }
     args = dict((a["name"], a["value"]) for a in spec["strategy"]["dockerStrategy"]["buildArgs"])
     assert args["KERNEL_VERSION"] == K416 and args["DRIVER_VERSION"] == "550.90.07" and args["OS_TAG"] == "rhcos4.16"
+    assert args["DRIVER_IMAGE"] == "nvcr.io/nvidia/driver:550.90.07-rhcos4.16"
+    # The modules are compiled on the Driver Toolkit of the node's RHCOS build.
+    assert args["DTK_IMAGE"] == "openshift/driver-toolkit:416.94.202406172220-0"
+    assert args["KERNEL_MODULE_TYPE"] == "proprietary"
     assert spec["output"]["to"] == {
         "kind": "ImageStreamTag",
         "name": "nvidia-gpu-driver:550.90.07-{0}-rhcos4.16".format(K416),
     }
-    assert spec["source"]["type"] == "Dockerfile" and "driver-toolkit-release.json" in spec["source"]["dockerfile"]
+    dockerfile = spec["source"]["dockerfile"]
+    assert spec["source"]["type"] == "Dockerfile" and "driver-toolkit-release.json" in dockerfile
     assert "secrets" not in spec["source"]
     ann = bc["metadata"]["annotations"]
     assert ann[render.KERNEL_KEY] == K416 and len(ann[render.HASH_KEY]) == 20
@@ -65,13 +70,13 @@ def test_render_buildconfig_entitlement_and_git_and_base_image():
         and src["contextDir"] == "rhel9/precompiled"
     )
     assert src["secrets"] == [{"secret": {"name": "etc-pki-entitlement"}, "destinationDir": "etc-pki-entitlement"}]
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {
-        "kind": "DockerImage",
-        "name": "registry.access.redhat.com/ubi9/ubi:latest",
-    }
+    args = dict((a["name"], a["value"]) for a in bc["spec"]["strategy"]["dockerStrategy"]["buildArgs"])
+    assert args["BUILDER_IMAGE"] == "registry.access.redhat.com/ubi9/ubi:latest"
+    assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "nvcr.io/nvidia/driver:550.90.07-rhcos4.16"
     cfg = params_.validate_params(params(base_image="quay.io/acme/dtk:4.16"))
     bc = render.render_buildconfig(cfg, K416, info416(), "driver-toolkit")
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {"kind": "DockerImage", "name": "quay.io/acme/dtk:4.16"}
+    args = dict((a["name"], a["value"]) for a in bc["spec"]["strategy"]["dockerStrategy"]["buildArgs"])
+    assert args["DTK_IMAGE"] == "quay.io/acme/dtk:4.16"
 
 
 def test_entitlement_without_secret_relies_on_the_cluster_wide_entitlement():
@@ -79,7 +84,8 @@ def test_entitlement_without_secret_relies_on_the_cluster_wide_entitlement():
     assert cfg["entitlement_secret"] == ""
     bc = render.render_buildconfig(cfg, K416, info416(), "entitlement")
     assert "secrets" not in bc["spec"]["source"]
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "registry.access.redhat.com/ubi9/ubi:latest"
+    args = dict((a["name"], a["value"]) for a in bc["spec"]["strategy"]["dockerStrategy"]["buildArgs"])
+    assert args["BUILDER_IMAGE"] == "registry.access.redhat.com/ubi9/ubi:latest"
 
 
 def test_hash_changes_with_every_input():
@@ -91,6 +97,8 @@ def test_hash_changes_with_every_input():
         (params(build_args={"X": "1"}), info416()),
         (params(), info416(ostree_version="416.94.202407030122-0")),
         (params(base_image="quay.io/acme/dtk:1"), info416()),
+        (params(), dict(info416(), module_type="open")),
+        (params(registry="mirror.example.com/nvidia"), info416()),
     ]
     hashes = set()
     for p, info in variants:
@@ -133,3 +141,15 @@ def test_rendered_buildconfig_is_contained_in_server_copy():
     assert object_contains(server, desired)
     server["spec"]["strategy"]["dockerStrategy"]["buildArgs"][0]["value"] = "535.104.05"
     assert not object_contains(server, desired)
+
+
+def test_default_dockerfiles_build_from_the_driver_image_offline():
+    """Both default Dockerfiles end FROM the driver image with the modules of one kernel, download nothing,
+    pass the module type and never test-load modules inside the build (D9, D10, D11 of the real-node review)."""
+    for dockerfile in (render.DTK_DOCKERFILE, render.ENTITLEMENT_DOCKERFILE):
+        froms = [line.split()[1] for line in dockerfile.splitlines() if line.startswith("FROM ")]
+        assert froms[0] == "${DRIVER_IMAGE}" and froms[-1] == "${DRIVER_IMAGE}"
+        assert "COPY --from=driver /drivers/NVIDIA-Linux-${TARGET_ARCH}-${DRIVER_VERSION}.run" in dockerfile
+        assert "COPY --from=modules /opt/modules/ /lib/modules/${KERNEL_VERSION}/" in dockerfile
+        assert '--kernel-module-type="${KERNEL_MODULE_TYPE}"' in dockerfile and "--skip-module-load" in dockerfile
+        assert "curl" not in dockerfile and "wget" not in dockerfile and "download.nvidia.com" not in dockerfile

@@ -18,7 +18,7 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.driver_b
 
 def test_resolve_strategy():
     assert plan.resolve_strategy("auto", True) == "driver-toolkit"
-    assert plan.resolve_strategy("auto", False) == "precompiled"
+    assert plan.resolve_strategy("auto", False) == "runtime-compiled"
     with pytest.raises(GpuopsError) as err:
         plan.resolve_strategy("driver-toolkit", False)
     assert err.value.param == "strategy"

@@ -376,11 +376,19 @@ def test_plain_kubernetes_precompiled(monkeypatch):
         },
     }
     client = BuildCluster([ubuntu], kinds=kinds)
-    result, failed = go(monkeypatch, client, driver_version="550")
+    result, failed = go(monkeypatch, client, driver_version="550", strategy="precompiled")
     assert not failed, result
     assert result["strategy"] == "precompiled" and result["platform"] == "kubernetes" and result["changed"] is False
     assert result["images"] == {"5.15.0-69-generic": "nvcr.io/nvidia/driver:550-5.15.0-69-generic-ubuntu22.04"}
     assert client.writes == []
+    # auto on plain Kubernetes: NVIDIA's runtime-compiled image of the OS (any kernel), a full version
+    result, failed = go(monkeypatch, client, driver_version="595.91.07")
+    assert not failed, result
+    assert result["strategy"] == "runtime-compiled"
+    assert result["images"] == {"5.15.0-69-generic": "nvcr.io/nvidia/driver:595.91.07-ubuntu22.04"}
+    assert client.writes == []
+    result, failed = go(monkeypatch, client, driver_version="550")
+    assert failed and result["msg"].startswith("driver_version:")
     result, failed = go(monkeypatch, client, strategy="driver-toolkit")
     assert failed and result["msg"].startswith("strategy:")
 
@@ -393,7 +401,9 @@ def test_entitlement_strategy(monkeypatch):
     assert not failed, result
     bc = client.objects("BuildConfig")[0]
     assert bc["spec"]["source"]["secrets"][0]["secret"]["name"] == "etc-pki-entitlement"
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "registry.access.redhat.com/ubi9/ubi:latest"
+    args = dict((a["name"], a["value"]) for a in bc["spec"]["strategy"]["dockerStrategy"]["buildArgs"])
+    assert args["BUILDER_IMAGE"] == "registry.access.redhat.com/ubi9/ubi:latest"
+    assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"].startswith("nvcr.io/nvidia/driver:550.90.07-")
 
 
 class FakeTime(object):
