@@ -45,9 +45,28 @@ def status_line(item, obj):
     return "{0}: {1}".format(item.describe(), status.get("phase", "waiting"))
 
 
+def ondelete_daemonset_ready(obj):
+    """An OnDelete DaemonSet is ready when every node runs a ready pod, of any template revision.
+
+    kubernetes.core's predicate also wants updatedNumberScheduled == desired, which an OnDelete DaemonSet reaches
+    only when someone deletes the old pods (a driver is replaced by draining the node first, never by the
+    controller); waiting for it would time out after every template change.
+    """
+    data = obj.to_dict() if hasattr(obj, "to_dict") else obj or {}
+    status = data.get("status") or {}
+    return bool(
+        status.get("desiredNumberScheduled") is not None
+        and status.get("numberReady") == status.get("desiredNumberScheduled")
+        and status.get("observedGeneration") == (data.get("metadata") or {}).get("generation")
+    )
+
+
 def _ready_predicate(item):
     if item.kind == "Job":
         return lambda obj: custom_condition(JOB_COMPLETE, obj)
+    strategy = (((item.body or {}).get("spec") or {}).get("updateStrategy") or {}).get("type")
+    if item.kind == "DaemonSet" and strategy == "OnDelete":
+        return ondelete_daemonset_ready
     return RESOURCE_PREDICATES[item.kind]
 
 

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import readiness
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.manifests import Item
+
+
+def ds(strategy, updated, ready=2, desired=2, generation=3, observed=3):
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "n", "generation": generation},
+        "spec": {"updateStrategy": {"type": strategy}},
+        "status": {
+            "desiredNumberScheduled": desired,
+            "numberReady": ready,
+            "updatedNumberScheduled": updated,
+            "observedGeneration": observed,
+        },
+    }
+
+
+def test_ondelete_daemonset_is_ready_with_old_pods_running():
+    """An OnDelete DaemonSet whose template changed keeps its old, ready pods: ready, not a timeout."""
+    obj = ds("OnDelete", updated=0)
+    assert readiness._ready_predicate(Item(0, obj))(obj)
+    assert not readiness._ready_predicate(Item(0, obj))(ds("OnDelete", updated=0, ready=1))
+    assert not readiness._ready_predicate(Item(0, obj))(ds("OnDelete", updated=2, observed=2))
+
+
+def test_rolling_update_daemonset_still_waits_for_updated_pods():
+    obj = ds("RollingUpdate", updated=0)
+    predicate = readiness._ready_predicate(Item(0, obj))
+    # kubernetes.core's predicate takes a ResourceInstance; a plain object with attributes is enough here.
+    from kubernetes.dynamic.resource import ResourceInstance
+
+    assert not predicate(ResourceInstance(None, obj))
+    assert predicate(ResourceInstance(None, ds("RollingUpdate", updated=2)))
