@@ -30,7 +30,7 @@ from kubernetes.client.rest import ApiException
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import control, manifests  # noqa: E402
-from simopenshift.testing import parse_exposition  # noqa: E402
+from simopenshift.testing import Client, ensure_runtime_class, parse_exposition  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -120,6 +120,7 @@ def env(k8s_cluster):
     e.cidr = k8s_cluster.lc.read_state().get("pod_cidr")
     e.core.create_namespace({"metadata": {"name": e.ns}})
     apps = client.AppsV1Api(e.api)
+    ensure_runtime_class(Client(e.api))
     try:
         for ds in (
             manifests.driver(e.ns, image=DRIVER_IMAGE),
@@ -266,8 +267,11 @@ def test_not_ready_node_stops_its_exporter(env):
         wait_until(refused, 30, what="gpu-0's exporter unreachable while the node is NotReady")
     finally:
         control.repair_node(env.api, "gpu-0")
-    wait_until(
-        lambda: "DCGM_FI_DEV_GPU_TEMP{" in pod_proxy(env, exporter_pods(env)["gpu-0"]),
-        60,
-        what="gpu-0's exporter back",
-    )
+
+    def back():
+        try:
+            return "DCGM_FI_DEV_GPU_TEMP{" in pod_proxy(env, exporter_pods(env)["gpu-0"])
+        except ApiException:  # the node's stack is still coming back (toolkit, then the exporter's restart)
+            return False
+
+    wait_until(back, 60, what="gpu-0's exporter back")

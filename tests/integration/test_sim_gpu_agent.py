@@ -40,6 +40,7 @@ from simopenshift.testing import (
     allocatable,
     capacity,
     container_status,
+    ensure_runtime_class,
     node_label,
     pod_log,
     wait_for,
@@ -108,6 +109,7 @@ def env(kube):
 
 
 def stack(kube, env, driver=True, toolkit=True, plugin=True, gfd=False, plugin_config=None):
+    ensure_runtime_class(kube)
     made = []
     if driver:
         made.append(kube.create(DAEMONSETS, manifests.driver(env.ns, node_selector=env.selector)))
@@ -133,14 +135,17 @@ def test_device_plugin_waits_for_driver_and_toolkit_then_advertises(cluster, kub
     node = env.node(gpus=2)
     stack(kube, env, driver=False, toolkit=False, plugin=True)
     plugin = wait_for(lambda: component_pod(kube, env.ns, "nvidia-device-plugin"), 20, what="device plugin pod")
-    wait_for(
-        lambda: (container_status(kube.get(PODS, plugin["metadata"]["name"], env.ns)).get("state") or {})
-        .get("waiting", {})
-        .get("reason")
-        == "PodInitializing",
+    # runtimeClassName nvidia before the toolkit installed the handler: the sandbox cannot be created, as on a
+    # real node (CRI-O "failed to find runtime handler nvidia", containerd "no runtime for \"nvidia\"").
+    waiting = wait_for(
+        lambda: (container_status(kube.get(PODS, plugin["metadata"]["name"], env.ns)).get("state") or {}).get(
+            "waiting"
+        ),
         10,
-        what="plugin waiting for the driver",
+        what="plugin waiting for the nvidia runtime",
     )
+    assert waiting["reason"] == "ContainerCreating" and "sandbox" in waiting["message"], waiting
+    assert 'no runtime for "nvidia"' in waiting["message"] or "runtime handler nvidia" in waiting["message"]
     time.sleep(1.5)
     assert capacity(kube, node) is None  # no driver: no resource
     kube.create(DAEMONSETS, manifests.dcgm_exporter(env.ns, node_selector=env.selector))
@@ -156,7 +161,8 @@ def test_device_plugin_waits_for_driver_and_toolkit_then_advertises(cluster, kub
     assert capacity(kube, node) == "2"
     driver = component_pod(kube, env.ns, "nvidia-driver")
     assert driver["status"]["phase"] == "Running" and container_status(driver)["ready"] is True
-    assert "Done, now waiting for signal" in pod_log(cluster.api, driver["metadata"]["name"], env.ns)
+    log = pod_log(cluster.api, driver["metadata"]["name"], env.ns, "nvidia-driver-daemonset-ctr")
+    assert "Done, now waiting for signal" in log
     # Removing the device plugin removes the extended resource.
     kube.delete(DAEMONSETS, "nvidia-device-plugin-daemonset", env.ns)
     wait_for(
@@ -262,46 +268,93 @@ def test_broken_node_goes_not_ready_and_back(kube, env):
     wait_for(lambda: control.node_is_ready(kube.api, node), 20, what="Ready again")
 
 
-def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
-    if cluster.profile != "openshift":
-        pytest.skip("needs the openshift profile (builds)")
-    node = env.node(gpus=1, product="Tesla-T4")
-    kube.create(
-        apis.IMAGESTREAMS,
-        {
-            "apiVersion": apis.IMAGESTREAMS.api_version,
-            "kind": "ImageStream",
-            "metadata": {"name": "nvidia-driver", "namespace": env.ns},
-            "spec": {},
-        },
-    )
+MULTISTAGE_DOCKERFILE = """\
+ARG DRIVER_IMAGE
+ARG DTK_IMAGE
+FROM ${DRIVER_IMAGE} AS driver
+FROM ${DTK_IMAGE} AS modules
+ARG DRIVER_VERSION
+ARG KERNEL_VERSION
+ARG KERNEL_MODULE_TYPE
+COPY --from=driver /drivers/NVIDIA-Linux-x86_64-${DRIVER_VERSION}.run /tmp/nvidia.run
+RUN sh /tmp/nvidia.run -x --target /tmp/nvidia && /tmp/nvidia/nvidia-installer --kernel-module-only \\
+    --skip-module-load --kernel-module-type="${KERNEL_MODULE_TYPE}" --kernel-name="${KERNEL_VERSION}"
+FROM ${DRIVER_IMAGE}
+ARG KERNEL_VERSION
+COPY --from=modules /opt/modules/ /lib/modules/${KERNEL_VERSION}/
+"""
+
+
+def build_image(kube, ns, name, dockerfile, strategy_from, args):
+    """Build ``name`` once (the sim's openshift-controller-manager) and return its internal-registry reference."""
+    if kube.get(apis.IMAGESTREAMS, "nvidia-driver", ns) is None:
+        kube.create(
+            apis.IMAGESTREAMS,
+            {"apiVersion": apis.IMAGESTREAMS.api_version, "kind": "ImageStream",
+             "metadata": {"name": "nvidia-driver", "namespace": ns}, "spec": {}},
+        )  # fmt: skip
     bc = kube.create(
         apis.BUILDCONFIGS,
         {
             "apiVersion": apis.BUILDCONFIGS.api_version,
             "kind": "BuildConfig",
-            "metadata": {"name": "driver", "namespace": env.ns},
+            "metadata": {"name": name, "namespace": ns},
             "spec": {
-                "source": {"type": "Dockerfile", "dockerfile": "FROM dtk\nRUN make\n"},
+                "source": {"type": "Dockerfile", "dockerfile": dockerfile},
                 "strategy": {
                     "type": "Docker",
                     "dockerStrategy": {
-                        "from": {"kind": "ImageStreamTag", "name": "driver-toolkit:latest", "namespace": "openshift"},
-                        "buildArgs": [{"name": "KERNEL_VERSION", "value": BUILD.kernel}],
+                        "from": strategy_from,
+                        "buildArgs": [{"name": k, "value": v} for k, v in sorted(args.items())],
                     },
                 },
-                "output": {"to": {"kind": "ImageStreamTag", "name": "nvidia-driver:" + BUILD.kernel}},
+                "output": {"to": {"kind": "ImageStreamTag", "name": "nvidia-driver:" + name}},
             },
         },
     )
     kube.create(apis.BUILDS, build_from_config(bc, 1))
     wait_for(
-        lambda: ((kube.get(apis.BUILDS, "driver-1", env.ns) or {}).get("status") or {}).get("phase") == "Complete",
+        lambda: ((kube.get(apis.BUILDS, name + "-1", ns) or {}).get("status") or {}).get("phase") == "Complete",
         40,
-        what="driver build Complete",
+        what="build %s Complete" % name,
     )
-    image = "%s/%s/nvidia-driver:%s" % (catalog.INTERNAL_REGISTRY, env.ns, BUILD.kernel)
-    kube.create(DAEMONSETS, manifests.driver(env.ns, name="built-driver", image=image, node_selector=env.selector))
+    return "%s/%s/nvidia-driver:%s" % (catalog.INTERNAL_REGISTRY, ns, name)
+
+
+def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
+    """A build FROM NVIDIA's driver image with modules for one kernel loads there (nvidia-driver load), and only
+    there; a Driver Toolkit image with bare modules has no nvidia-driver at all (real-node review D9)."""
+    if cluster.profile != "openshift":
+        pytest.skip("needs the openshift profile (builds)")
+    node = env.node(gpus=1, product="Tesla-T4")
+    driver_image = "nvcr.io/nvidia/driver:550.90.07-rhcos4.16"
+    image = build_image(
+        kube,
+        env.ns,
+        "with-userspace",
+        MULTISTAGE_DOCKERFILE,
+        {"kind": "DockerImage", "name": driver_image},
+        {
+            "DRIVER_IMAGE": driver_image,
+            "DTK_IMAGE": catalog.dtk_image(BUILD.build),
+            "DRIVER_VERSION": "550.90.07",
+            "KERNEL_VERSION": BUILD.kernel,
+            "KERNEL_MODULE_TYPE": "open",
+        },
+    )
+    bare = build_image(
+        kube,
+        env.ns,
+        "dtk-only",
+        "FROM dtk\nRUN ./nvidia-installer --kernel-module-only --kernel-name=${KERNEL_VERSION}\n",
+        {"kind": "ImageStreamTag", "name": "driver-toolkit:latest", "namespace": "openshift"},
+        {"KERNEL_VERSION": BUILD.kernel, "DRIVER_VERSION": "550.90.07"},
+    )
+    kube.create(
+        DAEMONSETS,
+        manifests.driver(env.ns, name="built-driver", image=image, args=["load"], node_selector=env.selector),
+    )
+    kube.create(DAEMONSETS, manifests.driver(env.ns, name="bare-dtk", image=bare, node_selector=env.selector))
     missing = "%s/%s/nvidia-driver:no-such-tag" % (catalog.INTERNAL_REGISTRY, env.ns)
     kube.create(DAEMONSETS, manifests.driver(env.ns, name="missing-image", image=missing, node_selector=env.selector))
 
@@ -314,6 +367,12 @@ def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
         30,
         what="built driver Ready on the matching kernel",
     )
+    last = wait_for(
+        lambda: (container_status(driver_pod("bare-dtk") or {}).get("lastState") or {}).get("terminated"),
+        20,
+        what="the bare Driver Toolkit image fails to start nvidia-driver",
+    )
+    assert last["reason"] == "StartError" and 'exec: "nvidia-driver": executable file not found' in last["message"]
     waiting = wait_for(
         lambda: (container_status(driver_pod("missing-image") or {}).get("state") or {}).get("waiting"),
         20,
@@ -328,3 +387,5 @@ def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
         20,
         what="built driver crash-loops after the kernel upgrade",
     )
+    log = pod_log(cluster.api, driver_pod("built-driver")["metadata"]["name"], env.ns, "built-driver-ctr")
+    assert "Module nvidia not found in directory /lib/modules/5.14.0-427.50.1.el9_4.x86_64" in log

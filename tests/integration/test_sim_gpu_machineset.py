@@ -32,6 +32,7 @@ from simopenshift.testing import (  # noqa: E402
     container_status,
     delete_machineset,
     ensure_nfd,
+    ensure_runtime_class,
     node_label,
     pod_log,
     ready_nodes_of,
@@ -98,6 +99,7 @@ def test_gpu_machineset_to_validated_gpus_and_kernel_upgrade(cluster, kube, gpu_
         )
         assert node_label(kube, name, NFD + "kernel-version.full") == OLD_KERNEL
 
+        ensure_runtime_class(kube)
         old_driver = manifests.driver(gpu_ns, name="nvidia-driver-precompiled", kernel=OLD_KERNEL)
         for body in (
             old_driver,
@@ -206,6 +208,7 @@ def test_multi_gpu_instance_advertises_its_gpu_count(cluster, kube, gpu_ns):
         wait_for(lambda: node_label(kube, name, NFD + "pci-10de.present") == "true", 30, what="NFD label")
         # p3 is Xen-based: seed 000 shows pci-1013.present next to pci-10de on a p3.
         assert node_label(kube, name, NFD + "pci-1013.present") == "true"
+        ensure_runtime_class(kube)
         for body in (
             manifests.driver(ns, name="drv-p3"),
             manifests.toolkit(ns),

@@ -59,11 +59,12 @@ __metaclass__ = type
 
 import time
 
-from simopenshift import apis, catalog, entitlement, exporter, gpustack, mco, mig, podsim
+from simopenshift import apis, catalog, entitlement, exporter, gpustack, images, mco, mig, podsim, runtime
 from simopenshift.kube import (
     CONFIGMAPS,
     NODES,
     PODS,
+    RUNTIMECLASSES,
     Controller,
     annotations_of,
     labels_of,
@@ -95,6 +96,10 @@ class PodClock(object):
         self.config = None
         self.config_key = None
         self.config_pending = None
+        # An operand that started before its dependency crash-loops; once the dependency is up it runs again
+        # only at its next restart, after the kubelet's back-off (10 s doubling up to 5 min).
+        self.crashing_since = None
+        self.resume_at = None
 
 
 class NodeAgent(Controller):
@@ -106,6 +111,7 @@ class NodeAgent(Controller):
         self.nodes = self.informer(NODES)
         self.pods = self.informer(PODS)
         self.configmaps = self.informer(CONFIGMAPS)
+        self.runtimeclasses = self.informer(RUNTIMECLASSES)
         self.openshift = self.manager.profile == "openshift"
         if self.openshift:
             self.streams = self.informer(apis.IMAGESTREAMS)
@@ -140,10 +146,8 @@ class NodeAgent(Controller):
                 self.enqueue(pod["spec"]["nodeName"])
 
     # ------------------------------------------------------------- helpers
-    def registry_lookup(self, image):
-        """(exists, kernel) for an internal-registry image, from the Build that pushed it."""
-        if not self.openshift:
-            return True, None
+    def pushed_by(self, image):
+        """(exists, Build that pushed it or None) for an internal-registry image."""
         path = image[len(catalog.INTERNAL_REGISTRY) + 1 :]
         if "@" in path:
             repo, digest = path.split("@", 1)
@@ -165,13 +169,29 @@ class NodeAgent(Controller):
             digest = items[0].get("image")
         elif not any(i.get("image") == digest for t in tags for i in t.get("items") or []):
             return False, None
-        from simopenshift.builds import build_arg
-
         for build in self.builds.list(namespace):
             out = ((build.get("status") or {}).get("output") or {}).get("to") or {}
             if out.get("imageDigest") == digest:
-                return True, build_arg(build, "KERNEL_VERSION")
+                return True, build
         return True, None
+
+    def registry_lookup(self, image):
+        """(exists, kernel) for an internal-registry image, from the Build that pushed it."""
+        if not self.openshift:
+            return True, None
+        exists, build = self.pushed_by(image)
+        if build is None:
+            return exists, None
+        from simopenshift.builds import build_arg
+
+        return True, build_arg(build, "KERNEL_VERSION")
+
+    def image_contents(self, image):
+        """images.Contents of an image (None: unknown to the simulator, not judged by contents)."""
+        if self.openshift and image.startswith(catalog.INTERNAL_REGISTRY + "/"):
+            build = self.pushed_by(image)[1]
+            return images.built(build) if build is not None else None
+        return images.public(image)
 
     def clock(self, pod, boot, now):
         uid = meta(pod).get("uid")
@@ -237,7 +257,6 @@ class NodeAgent(Controller):
         os_release = catalog.parse_os_image(info.get("osImage"))
         boot = info.get("bootID")
         now = time.time()
-        phase_s = self.timing()
         host_driver = gpustack.host_driver(node, managed)
         gpu_count = (
             hw.gpu_count
@@ -255,15 +274,153 @@ class NodeAgent(Controller):
             self._entitlement_test(node, pod, kernel, boot, now, wake)
 
         # 1. driver
+        driver_ready, driver_version = self._drivers(
+            node, by.get(DRIVER, []), hw, kernel, os_release, boot, now, wake, has_gpu, host_driver
+        )
+
+        # 2. container toolkit
+        toolkit_ready = bool(host_driver) and has_gpu
+        toolkit_ready = self._toolkit(node, by.get(TOOLKIT, []), driver_ready, boot, now, wake) or toolkit_ready
+        stack_ready = driver_ready and toolkit_ready
+        rt = self._runtime_state(node, by.get(TOOLKIT, []), host_driver)
+        plugin_pod = (by.get(PLUGIN) or [None])[0]
+
+        # 3. device plugin -> node capacity
+        plugin_ready = self._dependent(
+            node,
+            by.get(PLUGIN, []),
+            stack_ready,
+            boot,
+            now,
+            wake,
+            "Starting GRPC server for 'nvidia.com/gpu'\n"
+            "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n",
+            (PLUGIN, rt),
+        )
+        replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []), stack_ready, now, wake)
+        mig_layout = self._mig(node, hw, gpu_count, by.get(PLUGIN, []), managed)
+        if managed:
+            if mig_layout:
+                wanted = mig_layout.resources()
+            else:
+                wanted = {gpustack.SHARED_RESOURCE if rename else catalog.GPU_RESOURCE: gpu_count * replicas}
+            self._capacity(node, wanted, bool(by.get(PLUGIN)), plugin_ready and stack_ready)
+        elif host_driver and has_gpu:
+            plugin_ready = True  # pre-provisioned node: its capacity is static
+
+        # 4. GFD labels, 5. DCGM exporter
+        gfd_labels, gfd_log, gfd_sharing = self._gfd_output(node, by.get(GFD, []))
+        gfd_ready = self._dependent(node, by.get(GFD, []), stack_ready, boot, now, wake, gfd_log, (GFD, rt))
+        replicas, rename, strategy = gfd_sharing or (replicas, rename, strategy)
+        if managed:
+            self._gfd(
+                node, hw, gfd_ready and has_gpu and gfd_labels, driver_version, (replicas, strategy, rename), mig_layout
+            )
+        gpu_pods = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
+        self._exporters(
+            node,
+            by.get(DCGM, []),
+            stack_ready,
+            boot,
+            now,
+            wake,
+            (hw, gpu_count, driver_version, mig_layout, rt),
+            gpu_pods,
+        )
+
+        # 6. validation and GPU workloads
+        workloads = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
+        for pod in workloads:
+            self._workload(
+                node,
+                pod,
+                hw,
+                gpu_count,
+                (driver_ready, stack_ready, plugin_ready),
+                driver_version,
+                boot,
+                now,
+                wake,
+                (plugin_pod, rt),
+            )
+        return min(wake) if wake else None
+
+    def _exporters(self, node, pods, stack_ready, boot, now, wake, gpu_facts, gpu_pods):
+        """dcgm-exporter pods: status like the other operands, plus a listener per Ready pod."""
+        hw, gpu_count, driver_version, mig_layout, rt = gpu_facts
+        down = annotations_of(node).get(ANN_EXPORTER) == "down"
+        serving = set()
+        for pod in pods:
+            uid = meta(pod).get("uid")
+            clock = self.clock(pod, boot, now)
+            try:
+                config = exporter.container_config(
+                    pod,
+                    name_of(node),
+                    lambda name, ns=namespace_of(pod): (self.configmaps.get(name, ns) or {}).get("data"),
+                )
+                failure = None
+            except ValueError as exc:
+                config, failure = None, str(exc)
+            if stack_ready and (down or failure):
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+                log = EXPORTER_CRASH_LOG.format(stamp)
+                if failure:
+                    log = 'time="{0}" level=fatal msg="{1}"\n'.format(stamp, failure)
+                self._crash_loop(node, pod, log, clock, now - clock.started, now, wake)
+                continue
+            ready = self._dependent(
+                node,
+                [pod],
+                stack_ready,
+                boot,
+                now,
+                wake,
+                "Starting dcgm-exporter\nDCGM successfully initialized!\n"
+                "Collecting DCP Metrics\nStarting webserver\nListening on :%d\n" % config.port,
+                (DCGM, rt),
+            )
+            if not ready or (pod.get("spec") or {}).get("hostNetwork") or not podsim.NETWORK.cidr:
+                continue  # no pod IP of our own network: nothing the API server could reach
+            gpus = exporter.node_gpus(name_of(node), hw.gpu_product, gpu_count, hw.gpu_memory_mib, mig_layout)
+            running = [p for p in gpu_pods if (p.get("status") or {}).get("phase") == "Running"]
+            view = (config, gpus, driver_version, exporter.allocation_map(running, gpu_count))
+            self.exporter_views[uid] = view
+            serving.add(uid)
+            self.exporters.ensure(uid, name_of(node), podsim.pod_ip(pod), config.port, self._renderer(uid, view))
+        self.exporters.stop_node(name_of(node), keep=serving)
+
+    def _renderer(self, uid, view):
+        def render():
+            config, gpus, driver_version, allocations = self.exporter_views.get(uid, view)
+            return exporter.render(config, gpus, driver_version, allocations, uptime=time.time() - self.started)
+
+        return render
+
+    def _drivers(self, node, pods, hw, kernel, os_release, boot, now, wake, has_gpu, host_driver):
+        """Run the node's driver pods; (driver ready, driver version)."""
+        phase_s = self.timing()
         driver_ready = bool(host_driver) and has_gpu
         driver_version = host_driver or catalog.DEFAULT_DRIVER_VERSION
-        for pod in by.get(DRIVER, []):
+        for pod in pods:
             clock = self.clock(pod, boot, now)
             container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
             version = gpustack.driver_version(container)
             verdict = gpustack.judge_driver(container, kernel, os_release, self.registry_lookup)
+            run = None
+            if not verdict.pull_error and has_gpu:
+                run = gpustack.driver_run(
+                    pod,
+                    container,
+                    self.image_contents(container.get("image", "")),
+                    kernel,
+                    hw.model.family if hw.model else None,
+                    lambda: self.openshift and mco.node_entitlement(node, self.machineconfigs.get)[0],
+                )
             age = now - clock.started
-            if verdict.pull_error:
+            if run is not None and not run.ok:
+                self._driver_fails(node, pod, container, clock, age, now, wake, version, kernel, run)
+            elif verdict.pull_error:
                 self.apply(
                     node, pod, self.all_states(pod, podsim.waiting("ImagePullBackOff", verdict.pull_error)), clock=clock
                 )
@@ -303,104 +460,33 @@ class NodeAgent(Controller):
                 self.apply(node, pod, self.all_states(pod, state), log, clock)
                 wake.append(phase_s)
 
-        # 2. container toolkit
-        toolkit_ready = bool(host_driver) and has_gpu
-        toolkit_ready = self._toolkit(node, by.get(TOOLKIT, []), driver_ready, boot, now, wake) or toolkit_ready
-        stack_ready = driver_ready and toolkit_ready
+        return driver_ready, driver_version
 
-        # 3. device plugin -> node capacity
-        plugin_ready = self._dependent(
-            node,
-            by.get(PLUGIN, []),
-            stack_ready,
-            boot,
-            now,
-            wake,
-            "Starting GRPC server for 'nvidia.com/gpu'\n"
-            "Registered device plugin for 'nvidia.com/gpu' with Kubelet\n",
-        )
-        replicas, rename, strategy = self._sharing(node, by.get(PLUGIN, []), stack_ready, now, wake)
-        mig_layout = self._mig(node, hw, gpu_count, by.get(PLUGIN, []), managed)
-        if managed:
-            if mig_layout:
-                wanted = mig_layout.resources()
-            else:
-                wanted = {gpustack.SHARED_RESOURCE if rename else catalog.GPU_RESOURCE: gpu_count * replicas}
-            self._capacity(node, wanted, bool(by.get(PLUGIN)), plugin_ready and stack_ready)
-        elif host_driver and has_gpu:
-            plugin_ready = True  # pre-provisioned node: its capacity is static
-
-        # 4. GFD labels, 5. DCGM exporter
-        gfd_labels, gfd_log, gfd_sharing = self._gfd_output(node, by.get(GFD, []))
-        gfd_ready = self._dependent(node, by.get(GFD, []), stack_ready, boot, now, wake, gfd_log)
-        replicas, rename, strategy = gfd_sharing or (replicas, rename, strategy)
-        if managed:
-            self._gfd(
-                node, hw, gfd_ready and has_gpu and gfd_labels, driver_version, (replicas, strategy, rename), mig_layout
+    def _driver_fails(self, node, pod, container, clock, age, now, wake, version, kernel, run):
+        """A driver container a real node would not run: exec error, or the driver script's failure and back-off."""
+        restarts = clock.restarts + max(int(age // self.timing()), 1)
+        if run.stuck:
+            state = podsim.running(clock.started, ready=False, restarts=clock.restarts)
+            self.apply(node, pod, self.all_states(pod, state), "\n".join(run.log) + "\n", clock)
+            return
+        if run.exec_error:
+            state = podsim.waiting(
+                "CrashLoopBackOff",
+                "back-off restarting failed container=%s pod=%s_%s"
+                % (container.get("name"), name_of(pod), namespace_of(pod)),
+                restarts=restarts,
+                last_exit_code=128,
+                last_finished=now,
+                last_reason="StartError",
+                last_message=run.exec_error,
             )
-        gpu_pods = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
-        self._exporters(
-            node, by.get(DCGM, []), stack_ready, boot, now, wake, (hw, gpu_count, driver_version, mig_layout), gpu_pods
-        )
-
-        # 6. validation and GPU workloads
-        workloads = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
-        for pod in workloads:
-            self._workload(
-                node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version, boot, now, wake
-            )
-        return min(wake) if wake else None
-
-    def _exporters(self, node, pods, stack_ready, boot, now, wake, gpu_facts, gpu_pods):
-        """dcgm-exporter pods: status like the other operands, plus a listener per Ready pod."""
-        hw, gpu_count, driver_version, mig_layout = gpu_facts
-        down = annotations_of(node).get(ANN_EXPORTER) == "down"
-        serving = set()
-        for pod in pods:
-            uid = meta(pod).get("uid")
-            clock = self.clock(pod, boot, now)
-            try:
-                config = exporter.container_config(
-                    pod,
-                    name_of(node),
-                    lambda name, ns=namespace_of(pod): (self.configmaps.get(name, ns) or {}).get("data"),
-                )
-                failure = None
-            except ValueError as exc:
-                config, failure = None, str(exc)
-            if stack_ready and (down or failure):
-                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-                log = EXPORTER_CRASH_LOG.format(stamp)
-                if failure:
-                    log = 'time="{0}" level=fatal msg="{1}"\n'.format(stamp, failure)
-                self._crash_loop(node, pod, log, clock, now - clock.started, now, wake)
-                continue
-            ready = self._dependent(
-                node,
-                [pod],
-                stack_ready,
-                boot,
-                now,
-                wake,
-                "Starting dcgm-exporter\nDCGM successfully initialized!\n"
-                "Collecting DCP Metrics\nStarting webserver\nListening on :%d\n" % config.port,
-            )
-            if not ready or (pod.get("spec") or {}).get("hostNetwork") or not podsim.NETWORK.cidr:
-                continue  # no pod IP of our own network: nothing the API server could reach
-            gpus = exporter.node_gpus(name_of(node), hw.gpu_product, gpu_count, hw.gpu_memory_mib, mig_layout)
-            running = [p for p in gpu_pods if (p.get("status") or {}).get("phase") == "Running"]
-            view = (config, gpus, driver_version, exporter.allocation_map(running, gpu_count))
-            self.exporter_views[uid] = view
-            serving.add(uid)
-            self.exporters.ensure(uid, name_of(node), podsim.pod_ip(pod), config.port, self._renderer(uid, view))
-        self.exporters.stop_node(name_of(node), keep=serving)
-
-    def _renderer(self, uid, view):
-        def render():
-            config, gpus, driver_version, allocations = self.exporter_views.get(uid, view)
-            return exporter.render(config, gpus, driver_version, allocations, uptime=time.time() - self.started)
-
-        return render
+            self.apply(node, pod, self.all_states(pod, state), run.exec_error + "\n", clock)
+        else:
+            log = gpustack.driver_log(version, kernel, gpustack.DriverVerdict(False, None, run.reason))
+            log = log.rsplit("Could not resolve", 1)[0] + "\n".join(run.log) + "\n"
+            self._crash_loop(node, pod, log, clock, age, now, wake)
+            return
+        wake.append(self.timing())
 
     def _crash_loop(self, node, pod, log, clock, age, now, wake):
         """A failing container under restartPolicy Always/OnFailure: CrashLoopBackOff, restarts growing."""
@@ -451,15 +537,64 @@ class NodeAgent(Controller):
             "" if entitled else " (%s)" % why,
         )
 
-    def _dependent(self, node, pods, dependency_ready, boot, now, wake, log):
-        """Pods that start once a dependency is ready (init-container gated in the real operator)."""
+    def _handlers(self):
+        """RuntimeClass name -> handler."""
+        return dict((name_of(rc), rc.get("handler")) for rc in self.runtimeclasses.list())
+
+    def _runtime_state(self, node, toolkit_pods, host_driver):
+        """What the node's container runtime can do for GPU pods, from its Ready toolkit pod (runtime.py)."""
+        for pod in toolkit_pods:
+            statuses = (pod.get("status") or {}).get("containerStatuses") or []
+            if statuses and all(c.get("ready") for c in statuses):
+                return runtime.from_toolkit(node, ((pod.get("spec") or {}).get("containers") or [{}])[0])
+        if host_driver:
+            return runtime.host_toolkit()
+        return runtime.NodeRuntime(
+            why="no NVIDIA container toolkit runs on the node", runtime=runtime.runtime_version(node)[0] or "containerd"
+        )
+
+    def _blocked(self, node, pod, clock, block):
+        """A pod the runtime cannot start: sandbox (ContainerCreating) or container creation errors."""
+        clock.started = time.time()
+        if block.kind == "sandbox":
+            state = podsim.waiting("ContainerCreating", block.message)
+        else:
+            state = podsim.waiting("CreateContainerError", block.message)
+        before = [((c.get("state") or {}).get("waiting") or {}).get("message") for c in podsim.container_statuses(pod)]
+        self.apply(node, pod, self.all_states(pod, state), clock=clock)
+        if block.message not in before:
+            self.log.info("pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node), block.message[:160])
+
+    def _dependent(self, node, pods, dependency_ready, boot, now, wake, log, needs_nvml=None, early_log=None):
+        """Operand pods that need the driver (and toolkit) on the node.
+
+        With an init container that waits for them (the GPU Operator's validation init containers) they stay in
+        PodInitializing; without one the main container starts, fails and crash-loops with the kubelet's
+        back-off, so it comes back only at its next restart after the dependency is up. An operand that needs
+        NVML (device plugin, GFD, exporter) also needs what the runtime gives it (runtime.operand_block).
+        """
         any_ready = False
         for pod in pods:
             clock = self.clock(pod, boot, now)
-            if not dependency_ready:
-                clock.started = now  # the main container has not started yet
-                self.apply(node, pod, self.all_states(pod, podsim.waiting("PodInitializing")), clock=clock)
+            block = runtime.operand_block(pod, needs_nvml[1], self._handlers(), needs_nvml[0]) if needs_nvml else None
+            if block is not None and (dependency_ready or block.kind == "sandbox"):
+                if block.kind == "crash":
+                    self._crash_loop(node, pod, block.log, clock, now - clock.started, now, wake)
+                else:
+                    self._blocked(node, pod, clock, block)
                 continue
+            if not dependency_ready:
+                if runtime.waits_for_dependency(pod):
+                    clock.started = now  # the main container has not started yet
+                    self.apply(node, pod, self.all_states(pod, podsim.waiting("PodInitializing")), clock=clock)
+                else:
+                    clock.crashing_since = clock.crashing_since or now
+                    early = early_log or runtime.NVML_MISSING_LOG
+                    self._crash_loop(node, pod, early, clock, now - clock.crashing_since, now, wake)
+                continue
+            if clock.crashing_since is not None:
+                if self._backing_off(node, pod, clock, now, wake):
+                    continue
             age = now - clock.started
             ready = age >= self.timing(0.5)
             self.apply(
@@ -475,6 +610,19 @@ class NodeAgent(Controller):
                 wake.append(self.timing(0.5) - age)
         return any_ready
 
+    def _backing_off(self, node, pod, clock, now, wake):
+        """True while a crash-looped operand waits out its back-off after its dependency came up."""
+        restarts = clock.restarts + max(int((now - clock.crashing_since) // self.timing()), 1)
+        if clock.resume_at is None:
+            delay = min(10 * 2 ** max(restarts - 1, 0), 300)  # the kubelet's back-off, in seconds
+            clock.resume_at = now + self.timing(delay / 10.0)  # one phase stands for 10 s of a real node
+        if now < clock.resume_at:
+            wake.append(clock.resume_at - now)
+            return True
+        clock.started, clock.restarts = clock.resume_at, restarts
+        clock.crashing_since = clock.resume_at = None
+        return False
+
     def _toolkit(self, node, pods, driver_ready, boot, now, wake):
         """nvidia-ctk-installer: configures the runtime its RUNTIME env names; another runtime's node crash-loops it."""
         any_ready = False
@@ -483,7 +631,11 @@ class NodeAgent(Controller):
             container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
             ok, _runtime, log = gpustack.toolkit_run(container, runtime_of_node)
             if ok or not driver_ready:
-                any_ready = self._dependent(node, [pod], driver_ready, boot, now, wake, log) or any_ready
+                early = (
+                    'level=error msg="error running nvidia-toolkit: unable to setup runtime: failed to generate CDI '
+                    'spec: failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND"\n'
+                )
+                any_ready = self._dependent(node, [pod], driver_ready, boot, now, wake, log, None, early) or any_ready
                 continue
             clock = self.clock(pod, boot, now)
             self._crash_loop(node, pod, log, clock, now - clock.started, now, wake)
@@ -618,15 +770,21 @@ class NodeAgent(Controller):
         if patch:
             self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}})
 
-    def _workload(
-        self, node, pod, hw, gpu_count, driver_ready, stack_ready, plugin_ready, driver_version, boot, now, wake
-    ):
+    def _workload(self, node, pod, hw, gpu_count, readiness, driver_version, boot, now, wake, plugin_rt):
+        driver_ready, stack_ready, plugin_ready = readiness
+        plugin_pod, rt = plugin_rt
         clock = self.clock(pod, boot, now)
         if clock.final:
             return
         requested = gpustack.gpu_request(pod)
         kind = gpustack.workload_kind(pod)
         ok = stack_ready and gpu_count > 0 and (requested == 0 or plugin_ready)
+        block = runtime.workload_block(pod, rt, self._handlers(), plugin_pod, requested) if ok else None
+        if block is not None and block.kind in ("sandbox", "create"):
+            self._blocked(node, pod, clock, block)
+            return
+        if block is not None:
+            ok = False
         restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
         age = now - clock.started
         if age < self.timing(0.5):
@@ -653,6 +811,13 @@ class NodeAgent(Controller):
         elif not driver_ready:
             log = (
                 gpustack.NVIDIA_SMI_NO_DRIVER
+                if kind == "nvidia-smi"
+                else gpustack.vector_add_failure("CUDA driver version is insufficient for CUDA runtime version")
+            )
+        elif block is not None:
+            # Device nodes but no driver libraries: the CUDA runtime finds no driver, nvidia-smi is not there.
+            log = (
+                gpustack.exec_error("nvidia-smi") + "\n"
                 if kind == "nvidia-smi"
                 else gpustack.vector_add_failure("CUDA driver version is insufficient for CUDA runtime version")
             )

@@ -49,7 +49,7 @@ import time
 
 from kubernetes.client.rest import ApiException
 
-from simopenshift import apis, catalog, mco, podsim
+from simopenshift import apis, catalog, images, mco, podsim
 from simopenshift.kube import (
     CONFIGMAPS,
     NAMESPACES,
@@ -251,9 +251,34 @@ class BuildController(Controller):
         return None
 
     def is_dtk(self, build):
+        if build_arg(build, "DTK_IMAGE"):
+            return True
         _ignored, block = strategy_block(build)
         ref = block.get("from") or {}
         return "driver-toolkit" in ref.get("name", "")
+
+    @staticmethod
+    def arg_dtk_kernel(pullspec):
+        """Kernel of the Driver Toolkit a DTK_IMAGE build argument names (release pull spec or ImageStream tag)."""
+        return images.dtk_kernel(pullspec)
+
+    @staticmethod
+    def driver_stage_failure(build, steps):
+        """A multi-stage build copying the .run out of NVIDIA's driver image: that image must have it."""
+        step = next((s for s in steps if s.upper().startswith("COPY --FROM=DRIVER ")), None)
+        if step is None:
+            return None, None
+        ref = build_arg(build, "DRIVER_IMAGE") or ""
+        contents = images.driver_image(ref)
+        version = build_arg(build, "DRIVER_VERSION")
+        if contents is not None and contents.kind == "driver" and contents.driver == version:
+            return None, None
+        source = step.split()[2] if len(step.split()) > 2 else "/drivers"
+        source = source.replace("${TARGET_ARCH}", "x86_64").replace("${DRIVER_VERSION}", version or "")
+        return step, [
+            'error: building at STEP "%s": checking on sources under "/var/lib/containers/storage/overlay/%s/merged": '
+            'copier: stat: "%s": no such file or directory' % (step, catalog.fake_hex(64, ref), source)
+        ]
 
     def entitled(self, build):
         """Can dnf in this build reach the RHEL repos that carry kernel-devel?"""
@@ -505,10 +530,11 @@ class BuildController(Controller):
         total = len(steps)
         log = [self._log_head(build).rstrip("\n")]
         kernel = build_arg(build, "KERNEL_VERSION")
-        failure = None
-        if kernel:
+        fail_at, failure = self.driver_stage_failure(build, steps)
+        if kernel and not failure:
             if self.is_dtk(build):
-                dtk_kernel = self.dtk_kernel(build, base[1])
+                dtk_arg = build_arg(build, "DTK_IMAGE")
+                dtk_kernel = self.arg_dtk_kernel(dtk_arg) if dtk_arg else self.dtk_kernel(build, base[1])
                 if dtk_kernel and dtk_kernel != kernel:
                     dtk_build = catalog.rhcos_build_for_kernel(dtk_kernel)
                     failure = [
@@ -525,11 +551,14 @@ class BuildController(Controller):
                     "Error: Unable to find a match: kernel-devel-%s kernel-headers-%s" % (kernel, kernel),
                 ]
         fail_step = min(max(total // 2, 1), total) if failure else None
+        if fail_at:
+            fail_step = steps.index(fail_at) + 1
         for index, step in enumerate(steps, 1):
             log.append("STEP %d/%d: %s" % (index, total, step))
             if fail_step == index:
                 log.extend(failure)
-                log.append('error: build error: building at STEP "%s": while running runtime: exit status 2' % step)
+                if not fail_at:  # a COPY fails on its sources, a RUN in the runtime
+                    log.append('error: build error: building at STEP "%s": while running runtime: exit status 2' % step)
                 break
             if step.upper().startswith("RUN") and kernel:
                 log.append("Building NVIDIA kernel modules for kernel %s" % kernel)

@@ -15,7 +15,7 @@ import time
 
 import yaml
 
-from simopenshift import catalog
+from simopenshift import catalog, images
 from simopenshift.kube import annotations_of, labels_of
 
 GFD_PREFIX = "nvidia.com/"
@@ -566,3 +566,176 @@ def host_driver(node, managed):
     if not managed and ((node.get("status") or {}).get("capacity") or {}).get(catalog.GPU_RESOURCE):
         return catalog.DEFAULT_DRIVER_VERSION
     return None
+
+
+# ------------------------------------------------------------------ driver pods on a real node
+# GPU families the open kernel modules do not support (no GSP), and those that need them or GSP firmware in any
+# mode (NVIDIA/open-gpu-kernel-modules README "Compatible GPUs"; nvidia-installer kernel.c).
+OPEN_UNSUPPORTED = ("kepler", "maxwell", "pascal", "volta")
+OPEN_REQUIRED = ("blackwell",)
+GSP_REQUIRED = ("hopper", "blackwell")
+FIRMWARE_HOST_DIR = "/run/nvidia/driver/lib/firmware"
+FIRMWARE_SEARCH_PATH = "/sys/module/firmware_class/parameters/path"
+PCI_ADDRESS = "0000:00:1e.0"
+
+
+def _host_mounts(pod, container):
+    """{mount path in the container: host path} of the container's hostPath volumes."""
+    volumes = dict(
+        (v.get("name"), (v.get("hostPath") or {}).get("path"))
+        for v in (pod.get("spec") or {}).get("volumes") or []
+        if v.get("hostPath")
+    )
+    return dict(
+        (m.get("mountPath"), volumes[m.get("name")])
+        for m in container.get("volumeMounts") or []
+        if m.get("name") in volumes
+    )
+
+
+def has_firmware_mounts(pod, container):
+    """The GPU Operator's two firmware mounts (assets/state-driver/0500_daemonset.yaml, commit 16b50b41a)."""
+    mounts = _host_mounts(pod, container)
+    return mounts.get("/lib/firmware") == FIRMWARE_HOST_DIR and mounts.get(FIRMWARE_SEARCH_PATH) == FIRMWARE_SEARCH_PATH
+
+
+def recommended_module_type(family, driver):
+    """What ``nvidia-installer --print-recommended-kernel-module-type`` says on a node with this GPU family."""
+    if family in OPEN_REQUIRED:
+        return "open"
+    if family in OPEN_UNSUPPORTED:
+        return "proprietary"
+    if family:
+        return "open"
+    return "open" if driver_branch(driver) >= 560 else "proprietary"
+
+
+def exec_error(command):
+    """The runtime's error when the image has no such executable (runc; crun says the same in other words)."""
+    return (
+        "failed to create shim task: OCI runtime create failed: runc create failed: unable to start container "
+        'process: exec: "%s": executable file not found in $PATH: unknown' % command
+    )
+
+
+class DriverRun(object):
+    """How a driver container fares on a node: ok, or the log lines and reason of its failure."""
+
+    def __init__(self, ok, log=(), reason=None, exec_error=None, module_type=None, stuck=False):
+        self.ok = ok
+        self.stuck = stuck  # the container runs but never gets ready
+        self.log = list(log)
+        self.reason = reason
+        self.exec_error = exec_error
+        self.module_type = module_type
+
+
+def _module_failure(family, module_type, driver, product):
+    if module_type == "open" and family in OPEN_UNSUPPORTED:
+        return [
+            "NVRM: The NVIDIA GPU %s (PCI ID: 10de:%s) installed in this system is not supported by open nvidia.ko "
+            "because it does not include the required GPU System Processor (GSP)." % (PCI_ADDRESS, product),
+            "NVRM: No NVIDIA GPU found.",
+            "modprobe: ERROR: could not insert 'nvidia': No such device",
+        ], "open kernel modules on a %s GPU (no GSP)" % family
+    if module_type == "proprietary" and family in OPEN_REQUIRED:
+        return [
+            "NVRM: The NVIDIA GPU %s installed in this system requires use of the NVIDIA open kernel modules."
+            % PCI_ADDRESS,
+            "NVRM: GPU %s: RmInitAdapter failed! (0x22:0x56:884)" % PCI_ADDRESS,
+            "modprobe: ERROR: could not insert 'nvidia': No such device",
+        ], "proprietary kernel modules on a %s GPU" % family
+    return None, None
+
+
+def _firmware_failure(driver):
+    return [
+        "nvidia %s: Direct firmware load for nvidia/%s/gsp_tu10x.bin failed with error -2" % (PCI_ADDRESS, driver),
+        "NVRM: RmFetchGspRmImages: No firmware image found",
+        "NVRM: GPU %s: RmInitAdapter failed! (0x61:0x56:1697)" % PCI_ADDRESS,
+        "modprobe: ERROR: could not insert 'nvidia': No such device",
+    ]
+
+
+def driver_run(pod, container, contents, node_kernel, family, entitled):
+    """Judge a driver container the way the node would run it (None: the image is unknown, not judged here).
+
+    ``contents``: images.Contents of the container's image; ``entitled()``: can dnf on this node reach the RHEL
+    repositories (RHCOS: the cluster-wide entitlement in the node's current config).
+    """
+    if contents is None:
+        return None
+    command = (container.get("command") or [None])[0]
+    if command and command.rsplit("/", 1)[-1] not in contents.executables and command not in ("sh", "bash"):
+        return DriverRun(False, reason="%s not in the image" % command, exec_error=exec_error(command))
+    args = (container.get("command") or [])[1:] + (container.get("args") or [])
+    driver = container_env(container, "DRIVER_VERSION") or contents.driver or catalog.DEFAULT_DRIVER_VERSION
+    built_type = contents.modules.get(node_kernel)
+    if "nv-ctr-run-with-dtk" in args:
+        # The GPU Operator's OpenShift pattern: the Driver Toolkit sidecar compiles for the node kernel, the main
+        # container loads (gpu-driver-container rhel9/ocp_dtk_entrypoint).
+        sidecar = next(
+            (
+                c
+                for c in (pod.get("spec") or {}).get("containers") or []
+                if "dtk-build-driver" in " ".join((c.get("command") or []) + (c.get("args") or []))
+            ),
+            None,
+        )
+        if sidecar is None:
+            return DriverRun(
+                False,
+                ["Waiting for openshift-driver-toolkit-ctr container to start ..."],
+                "no openshift-driver-toolkit-ctr sidecar",
+                stuck=True,
+            )
+        if images.dtk_kernel(sidecar.get("image")) == node_kernel:
+            built_type = container_env(container, "KERNEL_MODULE_TYPE") or "auto"
+            if built_type == "auto":
+                built_type = recommended_module_type(family, driver)
+        # else: "broken driver toolkit", the main container falls back to an entitled `nvidia-driver init`
+    asked = container_env(container, "KERNEL_MODULE_TYPE") or "auto"
+    if built_type in ("open", "proprietary"):
+        module_type = built_type
+    elif asked in ("open", "proprietary"):
+        module_type = asked
+    else:
+        module_type = recommended_module_type(family, driver)
+    if built_type is None:
+        if "load" in args or not contents.compiles:
+            have = ", ".join(sorted(contents.modules)) or "none"
+            return DriverRun(
+                False,
+                [
+                    "modprobe: FATAL: Module nvidia not found in directory /lib/modules/%s" % node_kernel,
+                    "Kernel modules in this image were built for %s" % have,
+                ],
+                "no kernel modules for %s in the image (it has: %s)" % (node_kernel, have),
+                module_type=module_type,
+            )
+        if contents.os_tag and contents.os_tag.startswith(("rhcos", "rhel")) and not entitled():
+            # nvidia-driver init compiles on the node: kernel-devel comes from the entitled RHEL repositories
+            # (gpu-driver-container rhel9/nvidia-driver _install_prerequisites).
+            return DriverRun(
+                False,
+                [
+                    "Installing elfutils...",
+                    "This system is not registered with an entitlement server. You can use subscription-manager "
+                    "to register.",
+                    "FATAL: failed to install elfutils-libel-devel. RHEL entitlement may be improperly deployed.",
+                ],
+                "compiling on the node needs the RHEL entitlement (kernel-devel)",
+                module_type=module_type,
+            )
+    lines, reason = _module_failure(family, module_type, driver, "")
+    if lines:
+        return DriverRun(False, lines, reason, module_type=module_type)
+    if (module_type == "open" or family in GSP_REQUIRED) and not has_firmware_mounts(pod, container):
+        return DriverRun(
+            False,
+            _firmware_failure(driver),
+            "GSP firmware not reachable by the host kernel (no %s / %s hostPath mounts)"
+            % (FIRMWARE_HOST_DIR, FIRMWARE_SEARCH_PATH),
+            module_type=module_type,
+        )
+    return DriverRun(True, module_type=module_type)

@@ -72,6 +72,7 @@ EVENTS = Resource("", "v1", "events", "Event")
 DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
+RUNTIMECLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", namespaced=False)
 KWOK_LOGS = Resource("kwok.x-k8s.io", "v1alpha1", "logs", "Logs")
 
 

@@ -237,8 +237,10 @@ class ContainerState(object):
         last_exit_code=None,
         last_reason=None,
         last_finished=None,
+        last_message=None,
     ):
         self.kind = kind
+        self.last_message = last_message
         self.reason = reason
         self.message = message
         self.exit_code = exit_code
@@ -255,15 +257,18 @@ def running(started_at, ready=True, restarts=0):
     return ContainerState(ContainerState.RUNNING, ready=ready, restarts=restarts, started_at=started_at)
 
 
-def waiting(reason, message=None, restarts=0, last_exit_code=None, last_finished=None):
+def waiting(
+    reason, message=None, restarts=0, last_exit_code=None, last_finished=None, last_reason=None, last_message=None
+):
     return ContainerState(
         ContainerState.WAITING,
         reason=reason,
         message=message,
         restarts=restarts,
         last_exit_code=last_exit_code,
-        last_reason="Error" if last_exit_code else None,
+        last_reason=last_reason or ("Error" if last_exit_code else None),
         last_finished=last_finished,
+        last_message=last_message,
     )
 
 
@@ -321,9 +326,44 @@ def _container_status(pod, container, state):
                 "containerID": container_id(pod, container["name"], max(state.restarts - 1, 0)),
             }
         }
+        if state.last_message:
+            status["lastState"]["terminated"]["message"] = state.last_message
     else:
         status["lastState"] = {}
     return status
+
+
+def _init_status(pod, container, index, initialized, start_time):
+    status = {
+        "name": container["name"],
+        "image": container.get("image", ""),
+        "imageID": _image_id(container.get("image", "")),
+        "restartCount": 0,
+        "started": not initialized and index == 0,
+        "ready": initialized,
+        "lastState": {},
+    }
+    if initialized:
+        status["state"] = {
+            "terminated": {
+                "exitCode": 0,
+                "reason": "Completed",
+                "startedAt": now_rfc3339(start_time),
+                "finishedAt": now_rfc3339(),
+                "containerID": container_id(pod, container["name"], 0),
+            }
+        }
+        status["containerID"] = container_id(pod, container["name"], 0)
+    elif index == 0:
+        status["state"] = {"running": {"startedAt": now_rfc3339(start_time)}}
+        status["containerID"] = container_id(pod, container["name"], 0)
+    else:
+        status["state"] = {"waiting": {"reason": "PodInitializing"}}
+    return status
+
+
+def container_statuses(pod):
+    return (pod.get("status") or {}).get("containerStatuses") or []
 
 
 def pod_status(pod, states, host_ip, start_time):
@@ -373,6 +413,13 @@ def pod_status(pod, states, host_ip, start_time):
         "containerStatuses": statuses,
         "qosClass": (pod.get("status") or {}).get("qosClass") or "BestEffort",
     }
+    inits = (pod.get("spec") or {}).get("initContainers") or []
+    if inits:
+        # Init containers run in order and must all complete before the containers start (a waiting loop is
+        # still running while the pod initialises).
+        status["initContainerStatuses"] = [
+            _init_status(pod, c, i, initialized, start_time) for i, c in enumerate(inits)
+        ]
     if phase != "Pending" or initialized:
         ip = pod_ip(pod) if not (pod.get("spec") or {}).get("hostNetwork") else host_ip
         status["podIP"] = ip

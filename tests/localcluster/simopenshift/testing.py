@@ -101,6 +101,19 @@ def ensure_namespace(client, name):
     return False
 
 
+def ensure_runtime_class(client, name="nvidia"):
+    """The toolkit's RuntimeClass (cluster-scoped, shared by the tests): pods that name it need it to exist."""
+    from simopenshift import manifests
+    from simopenshift.kube import RUNTIMECLASSES
+
+    if client.get(RUNTIMECLASSES, name) is None:
+        try:
+            client.create(RUNTIMECLASSES, manifests.runtime_class(name))
+        except Exception as exc:  # another test made it meanwhile
+            if getattr(exc, "status", None) != 409:
+                raise
+
+
 NFD_WORKER_IMAGE = "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"
 
 
