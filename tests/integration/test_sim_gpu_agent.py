@@ -389,3 +389,37 @@ def test_driver_image_from_a_build_matches_only_its_kernel(cluster, kube, env):
     )
     log = pod_log(cluster.api, driver_pod("built-driver")["metadata"]["name"], env.ns, "built-driver-ctr")
     assert "Module nvidia not found in directory /lib/modules/5.14.0-427.50.1.el9_4.x86_64" in log
+
+
+def test_a_driver_pod_replaced_under_gpu_clients_cannot_unload(cluster, kube, env):
+    """Deleting a driver pod while GPU pods run: its replacement cannot unload the modules (driver in use) and
+    crash-loops until the clients are gone (gpu-driver-container _unload_driver; review D7/D8)."""
+    node = env.node(gpus=1, product="Tesla-T4")
+    stack(kube, env)
+    wait_for(lambda: allocatable(kube, node) == "1", 40, what="nvidia.com/gpu allocatable 1")
+    job = manifests.validation_pod(env.ns, "training", command=("sleep", "infinity"), node_name=node)
+    job["spec"]["restartPolicy"] = "Always"
+    kube.create(PODS, job)
+    wait_for(lambda: kube.get(PODS, "training", env.ns)["status"].get("phase") == "Running", 20, what="GPU pod")
+    old = component_pod(kube, env.ns, "nvidia-driver")
+    kube.delete(PODS, old["metadata"]["name"], env.ns)
+
+    def replacement():
+        pod = component_pod(kube, env.ns, "nvidia-driver")
+        return pod if pod and pod["metadata"]["uid"] != old["metadata"]["uid"] else None
+
+    wait_for(
+        lambda: (container_status(replacement() or {}).get("state") or {}).get("waiting", {}).get("reason")
+        == "CrashLoopBackOff",
+        30,
+        what="the new driver pod crash-loops",
+    )
+    log = pod_log(cluster.api, replacement()["metadata"]["name"], env.ns, "nvidia-driver-daemonset-ctr")
+    assert "Could not unload NVIDIA driver kernel modules, driver is in use" in log
+    kube.delete(PODS, "training", env.ns)
+    kube.delete(DAEMONSETS, "nvidia-device-plugin-daemonset", env.ns)
+    wait_for(
+        lambda: container_status(replacement() or {}).get("ready") is True,
+        40,
+        what="the new driver pod Ready once no GPU client holds the device",
+    )

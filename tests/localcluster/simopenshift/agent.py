@@ -122,6 +122,8 @@ class NodeAgent(Controller):
         self.exporter_views = {}
         self.started = time.time()
         self.clocks = {}
+        # node -> (uid of the driver pod that loaded the modules, boot id): what a new driver pod must unload
+        self.loaded = {}
         self.gfd_stamp = {}
         self.nodes.add_handler(self.enqueue_obj)
         self.pods.add_handler(self._on_pod)
@@ -274,8 +276,15 @@ class NodeAgent(Controller):
             self._entitlement_test(node, pod, kernel, boot, now, wake)
 
         # 1. driver
+        clients = [
+            name_of(p)
+            for c, ps in by.items()
+            if c not in (DRIVER, TOOLKIT)
+            for p in ps
+            if (p.get("status") or {}).get("phase") == "Running"
+        ]
         driver_ready, driver_version = self._drivers(
-            node, by.get(DRIVER, []), hw, kernel, os_release, boot, now, wake, has_gpu, host_driver
+            node, by.get(DRIVER, []), hw, kernel, os_release, boot, now, wake, has_gpu, host_driver, clients
         )
 
         # 2. container toolkit
@@ -397,8 +406,15 @@ class NodeAgent(Controller):
 
         return render
 
-    def _drivers(self, node, pods, hw, kernel, os_release, boot, now, wake, has_gpu, host_driver):
-        """Run the node's driver pods; (driver ready, driver version)."""
+    def _drivers(self, node, pods, hw, kernel, os_release, boot, now, wake, has_gpu, host_driver, clients):
+        """Run the node's driver pods; (driver ready, driver version).
+
+        A new driver pod first unloads the modules an earlier one loaded (since the last boot); while GPU clients
+        (device plugin, exporter, GFD, workloads) hold the device it cannot, and exits (gpu-driver-container
+        ``_unload_driver``: "Could not unload NVIDIA driver kernel modules, driver is in use"), so it crash-loops
+        until they are gone - which is why the GPU Operator drains GPU pods (k8s-driver-manager) before it
+        replaces a driver.
+        """
         phase_s = self.timing()
         driver_ready = bool(host_driver) and has_gpu
         driver_version = host_driver or catalog.DEFAULT_DRIVER_VERSION
@@ -418,7 +434,16 @@ class NodeAgent(Controller):
                     lambda: self.openshift and mco.node_entitlement(node, self.machineconfigs.get)[0],
                 )
             age = now - clock.started
-            if run is not None and not run.ok:
+            loaded = self.loaded.get(name_of(node))
+            uid = meta(pod).get("uid")
+            if verdict.ok and has_gpu and loaded and loaded[1] == boot and loaded[0] != uid and clients:
+                in_use = gpustack.DriverRun(
+                    False,
+                    ["Could not unload NVIDIA driver kernel modules, driver is in use"],
+                    "driver in use by %s" % ", ".join(sorted(clients)[:5]),
+                )
+                self._driver_fails(node, pod, container, clock, age, now, wake, version, kernel, in_use)
+            elif run is not None and not run.ok:
                 self._driver_fails(node, pod, container, clock, age, now, wake, version, kernel, run)
             elif verdict.pull_error:
                 self.apply(
@@ -436,6 +461,7 @@ class NodeAgent(Controller):
                 )
                 if ready:
                     driver_ready, driver_version = True, version
+                    self.loaded[name_of(node)] = (uid, boot)
                 else:
                     wake.append(phase_s - age)
             else:
