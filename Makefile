@@ -28,7 +28,7 @@ ENGINE_ENV = $(if $(filter mitogen,$(ENGINE)),ANSIBLE_STRATEGY=mitogen_linear AN
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv binaries collection style unit sanity lint build-collection integration molecule test demo cluster-up cluster-down cluster-status bench clean
+.PHONY: help venv binaries collection style unit oracles sanity lint build-collection integration molecule test demo cluster-up cluster-down cluster-status bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -42,9 +42,10 @@ $(BIN)/.stamp: requirements-dev.txt requirements.txt
 
 venv: $(BIN)/.stamp ## create .venv with the pinned tool chain
 
-binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane binaries and promtool
+binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane binaries, promtool and the oracle programs
 	bash tests/localcluster/build.sh
 	bash tests/monitoring/build_promtool.sh >/dev/null
+	bash tests/oracles/build.sh >/dev/null
 
 collection: venv ## expose this checkout as ansible_collections/gpuops/cluster under .build/
 	@mkdir -p $(dir $(COLL))
@@ -56,6 +57,9 @@ style: venv ## black --check and ruff (pyflakes, pycodestyle, imports, complexit
 
 unit: collection ## unit tests (pure functions, module argument handling)
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
+
+oracles: collection binaries ## the roles' rendered configs through upstream code (device plugin loader, toolkit installer, containerd)
+	$(BIN)/pytest -q tests/oracles $(PYTEST_ARGS)
 
 sanity: venv ## ansible-test sanity on a clean copy of the tracked tree
 	bash tests/sanity/run.sh
@@ -77,7 +81,7 @@ molecule: collection binaries ## molecule scenarios (delegated driver) on the lo
 	  $(BIN)/molecule test -s $$s || { rc=$$?; break; }; done; \
 	if [ $$running = no ]; then $(BIN)/python tests/localcluster/cluster.py down; fi; exit $$rc
 
-test: venv binaries style unit sanity lint build-collection integration molecule ## everything CI runs
+test: venv binaries style unit oracles sanity lint build-collection integration molecule ## everything CI runs
 
 cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N)
 	$(BIN)/python tests/localcluster/cluster.py up --profile $(PROFILE) --gpu-nodes $(GPU_NODES)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Build (or find) the upstream programs the oracle tests (tests/oracles/) run, from the Go module proxy:
+#   dpconfig              the NVIDIA device plugin's config loader (k8s-device-plugin api/config/v1), go/dpconfig
+#   ctkinstaller          nvidia-ctk-installer's runtime configuration (nvidia-container-toolkit
+#                         cmd/nvidia-ctk-installer/container/runtime), go/ctkinstaller
+#   containerd-<minor>    upstream cmd/containerd, unchanged, one per containerd minor, go/containerd-<minor>
+# Each is a pinned wrapper module (go.mod/go.sum) as tests/localcluster/build.sh and
+# tests/monitoring/build_promtool.sh build theirs. Cached outside the repo, keyed by the upstream version (and, for
+# the two programs of ours, a digest of their wrapper module, so an edit rebuilds them):
+#   ${GPUOPS_CACHE_DIR:-~/.cache/gpuops-localcluster}/bin/<name>-v<version>[-<digest>]/<name>
+# Usage: build.sh            build what is missing; print "<name> <path>" per program on stdout
+#        build.sh --locate   build nothing; print the same, exit 1 naming what is missing (the tests use this)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${GPUOPS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuops-localcluster}
+export GOTOOLCHAIN=local
+export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+locate=false
+[ "${1:-}" = --locate ] && locate=true
+
+log() { echo "[build] $*" >&2; }
+
+# name, wrapper module dir, upstream module path, package to build, cgo (0/1), digest (yes/no)
+programs=(
+  "dpconfig go/dpconfig github.com/NVIDIA/k8s-device-plugin . 0 yes"
+  # go-nvml (imported by the installer's toolkit package) is cgo only; it dlopens libnvidia-ml at run time, so a
+  # C compiler is needed to build, no NVIDIA library.
+  "ctkinstaller go/ctkinstaller github.com/NVIDIA/nvidia-container-toolkit . 1 yes"
+  "containerd-1.7 go/containerd-1.7 github.com/containerd/containerd github.com/containerd/containerd/cmd/containerd 0 no"
+  "containerd-2.0 go/containerd-2.0 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
+  "containerd-2.1 go/containerd-2.1 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
+  "containerd-2.2 go/containerd-2.2 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
+)
+
+missing=()
+total_start=$(date +%s)
+for entry in "${programs[@]}"; do
+  read -r name mod upstream pkg cgo digest <<<"$entry"
+  version=$(awk -v m="$upstream" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$here/$mod/go.mod")
+  [ -n "$version" ] || { log "no $upstream requirement in $here/$mod/go.mod"; exit 1; }
+  key=$name-$version
+  if [ "$digest" = yes ]; then
+    key=$key-$(cat "$here/$mod/go.mod" "$here/$mod/go.sum" "$here/$mod"/*.go | sha256sum | cut -c1-12)
+  fi
+  dir=$cache/bin/$key
+  if [ ! -x "$dir/$name" ]; then
+    if $locate; then
+      missing+=("$name")
+      echo "$name $dir/$name"
+      continue
+    fi
+    command -v go >/dev/null || { log "go is required to build $name"; exit 1; }
+    log "building $name ($upstream $version)"
+    start=$(date +%s)
+    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+    # -trimpath -s -w: no local paths, no symbol tables (smaller, faster link); cgo warnings of go-nvml's
+    # generated code are not ours to fix, hence CGO_CFLAGS=-w.
+    (cd "$here/$mod" && CGO_ENABLED=$cgo CGO_CFLAGS="-O2 -w" go build -trimpath -ldflags "-s -w" -o "$dir.tmp/$name" "$pkg")
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+    log "$name built in $(( $(date +%s) - start ))s"
+  fi
+  echo "$name $dir/$name"
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "not built: ${missing[*]} (run 'make binaries')"
+  exit 1
+fi
+$locate || log "oracle programs ready in $(( $(date +%s) - total_start ))s"
