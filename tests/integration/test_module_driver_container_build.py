@@ -92,10 +92,11 @@ def test_check_mode_then_build_then_noop(cluster, namespace, nodes, ansible_task
 
     bc = res(dyn, "BuildConfig", "build.openshift.io/v1").get(name=k["buildconfig"], namespace=namespace).to_dict()
     assert bc["spec"]["strategy"]["dockerStrategy"]["from"] == {
-        "kind": "ImageStreamTag",
-        "namespace": "openshift",
-        "name": "driver-toolkit:" + RHCOS_416,
+        "kind": "DockerImage",
+        "name": "nvcr.io/nvidia/driver:550.90.07-rhcos4.16",
     }
+    build_args = dict((a["name"], a["value"]) for a in bc["spec"]["strategy"]["dockerStrategy"]["buildArgs"])
+    assert build_args["DTK_IMAGE"] == catalog.dtk_image(RHCOS_416)
     build = res(dyn, "Build", "build.openshift.io/v1").get(name=k["build"], namespace=namespace).to_dict()
     assert build["metadata"]["labels"]["openshift.io/build-config.name"] == bc["metadata"]["name"]
     assert build["metadata"]["annotations"]["openshift.io/build.number"] == "1"

@@ -240,13 +240,26 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
     assert spec["priorityClassName"] == "system-node-critical" and spec["hostPID"] is True
     assert spec["containers"][0]["securityContext"]["privileged"] is True
-    assert ds["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    # A running driver is never replaced by the DaemonSet controller (GPU Operator: OnDelete).
+    assert ds["spec"]["updateStrategy"]["type"] == "OnDelete"
     image = spec["containers"][0]["image"]
     assert image.endswith(":595.91.07-%s-rhcos4.16" % OLD_KERNEL)
     assert image.startswith(catalog.INTERNAL_REGISTRY + "/%s/nvidia-gpu-driver:" % NS)
-    # The build used the Driver Toolkit of the node's RHCOS build.
+    # The built image carries the modules: the pod loads them, with the type they were built with, and the
+    # GSP firmware is reachable by the host kernel.
+    container = spec["containers"][0]
+    assert container["command"] == ["nvidia-driver"] and container["args"] == ["load"]
+    env = dict((e["name"], e.get("value")) for e in container["env"])
+    assert env["KERNEL_MODULE_TYPE"] == "open" and env["DRIVER_VERSION"] == "595.91.07"
+    mounts = dict((m["name"], m["mountPath"]) for m in container["volumeMounts"])
+    assert mounts["nv-firmware"] == "/lib/firmware"
+    assert mounts["firmware-search-path"] == "/sys/module/firmware_class/parameters/path"
+    # The build: FROM NVIDIA's driver image, modules compiled on the Driver Toolkit of the node's RHCOS build.
     (bc,) = kube.list(apis.BUILDCONFIGS, NS)[0]
-    assert bc["spec"]["strategy"]["dockerStrategy"]["from"]["name"] == "driver-toolkit:416.94.202406172220-0"
+    strategy = bc["spec"]["strategy"]["dockerStrategy"]
+    assert strategy["from"] == {"kind": "DockerImage", "name": "nvcr.io/nvidia/driver:595.91.07-rhcos4.16"}
+    args = dict((a["name"], a["value"]) for a in strategy["buildArgs"])
+    assert args["DTK_IMAGE"] == catalog.dtk_image("416.94.202406172220-0") and args["KERNEL_MODULE_TYPE"] == "open"
     assert len(builds(kube)) == 1
     # Privileged SCC for the service account (OpenShift).
     role = kube.get(ROLES, "nvidia-driver-privileged-scc", NS)
@@ -389,7 +402,11 @@ def test_openshift_419_driver_toolkit_tag_and_rhel_image(ocp419_cluster):
     bcs = [
         b for b in kube.list(apis.BUILDCONFIGS, NS)[0] if build.kernel.replace("_", "-")[:20] in b["metadata"]["name"]
     ]
-    assert [b["spec"]["strategy"]["dockerStrategy"]["from"]["name"] for b in bcs] == ["driver-toolkit:9.6.20250925-0"]
+    assert [b["spec"]["strategy"]["dockerStrategy"]["from"]["name"] for b in bcs] == [
+        "nvcr.io/nvidia/driver:595.91.07-rhel9.6"
+    ]
+    assert [dict((a["name"], a["value"]) for a in b["spec"]["strategy"]["dockerStrategy"]["buildArgs"])["DTK_IMAGE"]
+            for b in bcs] == [catalog.dtk_image("9.6.20250925-0")]  # fmt: skip
     result = driver_result(out)
     assert result["ready"] is True and name in result["kernels"][build.kernel]["nodes"]
     pods = [p for p in kube.list(PODS, NS)[0] if p["spec"].get("nodeName") == name]
@@ -426,7 +443,8 @@ def test_kubernetes_precompiled_daemonset_per_kernel(k8s_cluster):
         assert failed_message(out).startswith("driver: driver_build_mode driver-toolkit builds on OpenShift")
         assert writes(k8s_cluster, mark, dry_runs=True) == []
 
-        out = driver(k8s_cluster, FAST)
+        # Precompiled images stay an option (published Ubuntu kernels only).
+        out = driver(k8s_cluster, dict(FAST, driver_build_mode="precompiled"))
         assert failed_message(out) is None
         daemonsets = driver_daemonsets(kube)
         kernels = {d["metadata"]["annotations"]["gpuops.cluster/kernel"]: d for d in daemonsets.values()}
@@ -434,11 +452,21 @@ def test_kubernetes_precompiled_daemonset_per_kernel(k8s_cluster):
         for kernel, os_tag in K8S_KERNELS.items():
             image = kernels[kernel]["spec"]["template"]["spec"]["containers"][0]["image"]
             assert image == "nvcr.io/nvidia/driver:595-%s-%s" % (kernel, os_tag)
+        assert driver_result(out)["mode"] == "precompiled"
+        # The default: NVIDIA's runtime-compiled image of each OS (any kernel), nvidia-driver init on the node.
+        out = driver(k8s_cluster, FAST)
+        assert failed_message(out) is None
+        daemonsets = driver_daemonsets(kube)
+        kernels = {d["metadata"]["annotations"]["gpuops.cluster/kernel"]: d for d in daemonsets.values()}
+        for kernel, os_tag in K8S_KERNELS.items():
+            container = kernels[kernel]["spec"]["template"]["spec"]["containers"][0]
+            assert container["image"] == "nvcr.io/nvidia/driver:595.91.07-%s" % os_tag
+            assert container["args"] == ["init"]
         namespace = kube.get(NAMESPACES, NS)
         assert labels_of(namespace)["pod-security.kubernetes.io/enforce"] == "privileged"
         assert kube.get(ROLES, "nvidia-driver-privileged-scc", NS) is None
         result = driver_result(out)
-        assert result["ready"] is True and result["mode"] == "precompiled"
+        assert result["ready"] is True and result["mode"] == "runtime-compiled"
         assert sorted(result["validated_nodes"]) == sorted(gpu_nodes)
     finally:
         driver(k8s_cluster, {"driver_state": "absent"})
