@@ -38,6 +38,7 @@ from simopenshift.kube import (  # noqa: E402
 from simopenshift.testing import (
     Client,
     allocatable,
+    allow_privileged,
     capacity,
     container_status,
     ensure_runtime_class,
@@ -62,6 +63,8 @@ def env(kube):
     ns = "sim-agent-" + tag
     kube.create(NAMESPACES, {"metadata": {"name": ns}})
     wait_for(lambda: kube.get(SERVICEACCOUNTS, "default", ns), 30, what="default ServiceAccount")
+    # The manifests run privileged / hostPID / hostPath pods as the default SA: SCC admission wants the binding.
+    allow_privileged(kube, ns)
     made = []
 
     def node(gpus=2, product="NVIDIA-A10G"):

@@ -27,6 +27,7 @@ from simopenshift import catalog, control, manifests  # noqa: E402
 from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, labels_of  # noqa: E402
 from simopenshift.testing import (  # noqa: E402
     allocatable,
+    allow_privileged,
     capacity,
     clone_machineset,
     container_status,
@@ -52,6 +53,8 @@ def gpu_ns(kube):
     name = "sim-gpu-" + uuid.uuid4().hex[:6]
     kube.create(NAMESPACES, {"metadata": {"name": name}})
     wait_for(lambda: kube.get(SERVICEACCOUNTS, "default", name), 30, what="default ServiceAccount")
+    # The manifests run privileged / hostPID / hostPath pods as the default SA: SCC admission wants the binding.
+    allow_privileged(kube, name)
     yield name
     kube.delete(NAMESPACES, name)
 

@@ -24,13 +24,18 @@ import yaml
 from kubernetes.client.rest import ApiException
 
 from simopenshift import apis, catalog, machineapi, mco, olm, seed
+from simopenshift import scc as sccadmission
 from simopenshift.kube import (
+    CLUSTERROLEBINDINGS,
+    CLUSTERROLES,
     CONFIGMAPS,
     CRDS,
     NAMESPACES,
     NODES,
     SECRETS,
     SERVICEACCOUNTS,
+    VALIDATINGADMISSIONPOLICIES,
+    VALIDATINGADMISSIONPOLICYBINDINGS,
     Client,
     meta,
     name_of,
@@ -147,6 +152,12 @@ def seed_cluster(client, release=None):
     ensure(client, SECRETS, seed.pull_secret())
     for scc in seed.sccs():
         ensure(client, apis.SCCS, scc)
+        ensure(client, CLUSTERROLES, sccadmission.cluster_role(name_of(scc)))
+    for crb in sccadmission.cluster_role_bindings():
+        ensure(client, CLUSTERROLEBINDINGS, crb)
+    # SCC admission (openshift profile only: seed_cluster does not run for the kubernetes one).
+    ensure(client, VALIDATINGADMISSIONPOLICIES, sccadmission.policy(seed.sccs()))
+    ensure(client, VALIDATINGADMISSIONPOLICYBINDINGS, sccadmission.binding())
 
     # Machine configs first: nodes boot with their pool's rendered config.
     configs = {}

@@ -74,6 +74,22 @@ DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
 RUNTIMECLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", namespaced=False)
 KWOK_LOGS = Resource("kwok.x-k8s.io", "v1alpha1", "logs", "Logs")
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLEBINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+CLUSTERROLES = Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False)
+CLUSTERROLEBINDINGS = Resource(
+    "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
+)
+VALIDATINGADMISSIONPOLICIES = Resource(
+    "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", namespaced=False
+)
+VALIDATINGADMISSIONPOLICYBINDINGS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingadmissionpolicybindings",
+    "ValidatingAdmissionPolicyBinding",
+    namespaced=False,
+)
 
 
 def meta(obj):

@@ -44,6 +44,8 @@ from simopenshift.kube import (
     DEPLOYMENTS,
     NODES,
     PODS,
+    ROLEBINDINGS,
+    ROLES,
     SERVICEACCOUNTS,
     Controller,
     annotations_of,
@@ -287,6 +289,8 @@ class OperatorController(Controller):
             if (cr.get("spec") or {}).get("prunerOnDelete"):
                 prune_labels(self.client, self.nodes.list())
                 self.log.info("%s deleted with prunerOnDelete: NFD labels pruned", key)
+            # The operator deletes its SCC itself (cluster-scoped: no owner reference to the CR).
+            self.client.delete(apis.SCCS, WORKER_SCC)
             if FINALIZER in finalizers:
                 self.client.patch(
                     apis.NODEFEATUREDISCOVERIES,
@@ -323,6 +327,11 @@ class OperatorController(Controller):
             self.client.ensure(
                 SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": namespace, "ownerReferences": owner}}
             )
+        # What lets the worker's service account through SCC admission, as with the real operator: its SCC
+        # and the Role + RoleBinding granting ``use`` on it (worker_scc, worker_rbac).
+        self.client.ensure(apis.SCCS, worker_scc(namespace))
+        for res, body in zip((ROLES, ROLEBINDINGS), worker_rbac(namespace)):
+            self.client.ensure(res, body)
         self._apply(
             CONFIGMAPS,
             {
@@ -453,6 +462,73 @@ class OperatorController(Controller):
         except ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+WORKER_SCC = "nfd-worker"
+
+
+def worker_scc(namespace):
+    """SCC ``nfd-worker`` as cluster-nfd-operator makes it (internal/scc/scc.go SetWorkerSCCAsDesired): host
+    network, host ports and hostPath, namespace-allocated UID and SELinux context, for the worker's service account.
+    SCC admission here (simopenshift.scc) knows only the SCCs seeded at install, so it is an object only; the
+    simulated worker needs no more than restricted-v2 (no hostPath volumes), as admission finds."""
+    return {
+        "apiVersion": apis.SCCS.api_version,
+        "kind": "SecurityContextConstraints",
+        "metadata": {
+            "name": WORKER_SCC,
+            "annotations": {
+                "kubernetes.io/description": "nfd-master allows using host networking, host ports and hostPath but "
+                "still requires pods to be run with a UID and SELinux context that are allocated to the namespace."
+            },
+        },
+        "allowHostDirVolumePlugin": True,
+        "allowHostIPC": False,
+        "allowHostNetwork": True,
+        "allowHostPID": False,
+        "allowHostPorts": True,
+        "allowPrivilegeEscalation": True,
+        "allowPrivilegedContainer": False,
+        "fsGroup": {"type": "MustRunAs"},
+        "readOnlyRootFilesystem": False,
+        "requiredDropCapabilities": ["KILL", "MKNOD", "SETUID", "SETGID"],
+        "runAsUser": {"type": "MustRunAsRange"},
+        "seLinuxContext": {"type": "MustRunAs"},
+        "supplementalGroups": {"type": "RunAsAny"},
+        "seccompProfiles": ["*"],
+        "users": ["system:serviceaccount:%s:nfd-worker" % namespace],
+        "volumes": ["configMap", "downwardAPI", "emptyDir", "persistentVolumeClaim", "projected", "secret", "hostPath"],
+    }
+
+
+def worker_rbac(namespace):
+    """Role + RoleBinding ``nfd-worker`` of the operator's bundle (manifests/stable/manifests/
+    nfd-worker_rbac.authorization.k8s.io_v1_role.yaml and _rolebinding.yaml; OLM creates them at install, the
+    simulated operator with its operands, so a CR made without OLM gets them too): ``use`` on SCC nfd-worker and
+    ``get`` on pods. The NodeFeature rules of the real Role are left out (no such API here). Not owned by the CR:
+    they outlive it, as OLM's do."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "nfd-worker", "namespace": namespace},
+        "rules": [
+            {
+                "apiGroups": [apis.SCCS.group],
+                "resources": [apis.SCCS.plural],
+                "resourceNames": [WORKER_SCC],
+                "verbs": ["use"],
+            },
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "nfd-worker", "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "nfd-worker"},
+        "subjects": [{"kind": "ServiceAccount", "name": "nfd-worker", "namespace": namespace}],
+    }
+    return role, binding
 
 
 def _contains(have, want):

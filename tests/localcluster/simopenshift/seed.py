@@ -419,7 +419,103 @@ def global_operators_group():
 
 
 def sccs():
+    """The ten SCCs every OpenShift 4.11+ cluster has, in the order SCC admission tries them.
+
+    apiserver-library-go's sccadmission (``standardSCCNames``) refuses every pod until all ten exist. Fields as
+    in the cluster-kube-apiserver-operator's bindata/bootkube/scc-manifests and "Managing security context
+    constraints" (docs.openshift.com, OpenShift 4.16, "Default security context constraints"). The order is
+    admission's (priority first: anyuid's 10, then the more restrictive first), the one its refusal message
+    lists the providers in; simopenshift.scc builds the admission policy from the ``allow*`` fields.
+    """
     base = {"apiVersion": apis.SCCS.api_version, "kind": "SecurityContextConstraints"}
+    plain_volumes = [
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "persistentVolumeClaim",
+        "projected",
+        "secret",
+    ]
+    host_volumes = sorted(plain_volumes + ["hostPath"])
+    restricted_v1 = dict(
+        base,
+        metadata={"name": "restricted"},
+        allowPrivilegedContainer=False,
+        allowPrivilegeEscalation=True,
+        allowHostDirVolumePlugin=False,
+        allowHostIPC=False,
+        allowHostNetwork=False,
+        allowHostPID=False,
+        allowHostPorts=False,
+        allowedCapabilities=None,
+        requiredDropCapabilities=["KILL", "MKNOD", "SETUID", "SETGID"],
+        priority=None,
+        readOnlyRootFilesystem=False,
+        # 4.11+ installs grant it to nobody (upgraded clusters keep system:authenticated).
+        users=[],
+        groups=[],
+        volumes=list(plain_volumes),
+        runAsUser={"type": "MustRunAsRange"},
+        seLinuxContext={"type": "MustRunAs"},
+        fsGroup={"type": "MustRunAs"},
+        supplementalGroups={"type": "RunAsAny"},
+    )
+    v2 = dict(
+        allowPrivilegeEscalation=False,
+        allowedCapabilities=["NET_BIND_SERVICE"],
+        requiredDropCapabilities=["ALL"],
+        seccompProfiles=["runtime/default"],
+    )
+    restricted = dict(restricted_v1, metadata={"name": "restricted-v2"}, **v2)
+    anyuid = dict(
+        restricted,
+        metadata={"name": "anyuid"},
+        priority=10,
+        allowPrivilegeEscalation=True,
+        allowedCapabilities=None,
+        requiredDropCapabilities=["MKNOD"],
+        groups=["system:cluster-admins"],
+        runAsUser={"type": "RunAsAny"},
+        fsGroup={"type": "RunAsAny"},
+        seccompProfiles=None,
+    )
+    nonroot = dict(
+        restricted_v1,
+        metadata={"name": "nonroot"},
+        runAsUser={"type": "MustRunAsNonRoot"},
+        fsGroup={"type": "RunAsAny"},
+    )
+    nonroot_v2 = dict(nonroot, metadata={"name": "nonroot-v2"}, **v2)
+    hostmount_anyuid = dict(
+        restricted_v1,
+        metadata={"name": "hostmount-anyuid"},
+        allowHostDirVolumePlugin=True,
+        requiredDropCapabilities=["MKNOD"],
+        users=["system:serviceaccount:openshift-infra:pv-recycler-controller"],
+        volumes=sorted(host_volumes + ["nfs"]),
+        runAsUser={"type": "RunAsAny"},
+        fsGroup={"type": "RunAsAny"},
+    )
+    hostnetwork = dict(
+        restricted_v1,
+        metadata={"name": "hostnetwork"},
+        allowHostNetwork=True,
+        allowHostPorts=True,
+        supplementalGroups={"type": "MustRunAs"},
+    )
+    hostnetwork_v2 = dict(hostnetwork, metadata={"name": "hostnetwork-v2"}, **v2)
+    hostaccess = dict(
+        restricted_v1,
+        metadata={"name": "hostaccess"},
+        allowHostDirVolumePlugin=True,
+        allowHostIPC=True,
+        allowHostNetwork=True,
+        allowHostPID=True,
+        allowHostPorts=True,
+        volumes=host_volumes,
+    )
     privileged = dict(
         base,
         metadata={"name": "privileged"},
@@ -442,51 +538,18 @@ def sccs():
         supplementalGroups={"type": "RunAsAny"},
         seccompProfiles=["*"],
     )
-    restricted = dict(
-        base,
-        metadata={"name": "restricted-v2"},
-        allowPrivilegedContainer=False,
-        allowPrivilegeEscalation=False,
-        allowHostDirVolumePlugin=False,
-        allowHostIPC=False,
-        allowHostNetwork=False,
-        allowHostPID=False,
-        allowHostPorts=False,
-        allowedCapabilities=["NET_BIND_SERVICE"],
-        requiredDropCapabilities=["ALL"],
-        priority=None,
-        readOnlyRootFilesystem=False,
-        users=[],
-        groups=[],
-        volumes=[
-            "configMap",
-            "csi",
-            "downwardAPI",
-            "emptyDir",
-            "ephemeral",
-            "persistentVolumeClaim",
-            "projected",
-            "secret",
-        ],
-        runAsUser={"type": "MustRunAsRange"},
-        seLinuxContext={"type": "MustRunAs"},
-        fsGroup={"type": "MustRunAs"},
-        supplementalGroups={"type": "RunAsAny"},
-        seccompProfiles=["runtime/default"],
-    )
-    anyuid = dict(
+    return [
+        anyuid,
         restricted,
-        metadata={"name": "anyuid"},
-        priority=10,
-        allowPrivilegeEscalation=True,
-        allowedCapabilities=None,
-        requiredDropCapabilities=["MKNOD"],
-        groups=["system:cluster-admins"],
-        runAsUser={"type": "RunAsAny"},
-        fsGroup={"type": "RunAsAny"},
-        seccompProfiles=None,
-    )
-    return [privileged, restricted, anyuid]
+        restricted_v1,
+        nonroot_v2,
+        nonroot,
+        hostmount_anyuid,
+        hostnetwork_v2,
+        hostnetwork,
+        hostaccess,
+        privileged,
+    ]
 
 
 def pull_secret():

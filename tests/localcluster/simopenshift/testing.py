@@ -101,6 +101,41 @@ def ensure_namespace(client, name):
     return False
 
 
+def make_gpu_node(client, name, labels, gpus=1, product="Tesla-T4", build=None, timeout=30):
+    """A hand-made simulated GPU node (hardware by annotation, RHCOS of ``build``), Ready and untainted."""
+    build = build or catalog.cluster_build()
+    annotations = {catalog.ANN_GPU_COUNT: str(gpus), catalog.ANN_GPU_PRODUCT: product}
+    client.create(
+        NODES,
+        {
+            "metadata": {
+                "name": name,
+                "annotations": annotations,
+                "labels": dict(labels, **{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}),
+            },
+            "status": {
+                "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                "nodeInfo": {
+                    "kernelVersion": build.kernel,
+                    "osImage": build.os_image,
+                    "containerRuntimeVersion": catalog.CRIO_VERSION,
+                    "architecture": "amd64",
+                    "operatingSystem": "linux",
+                },
+            },
+        },
+    )
+
+    def ready():
+        node = client.get(NODES, name)
+        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t["key"].startswith("node.kubernetes.io/")]
+        return node_ready(node) and not taints
+
+    wait_for(ready, timeout, what="node %s Ready" % name)
+    return name
+
+
 def ensure_runtime_class(client, name="nvidia"):
     """The toolkit's RuntimeClass (cluster-scoped, shared by the tests): pods that name it need it to exist."""
     from simopenshift import manifests
@@ -112,6 +147,38 @@ def ensure_runtime_class(client, name="nvidia"):
         except Exception as exc:  # another test made it meanwhile
             if getattr(exc, "status", None) != 409:
                 raise
+
+
+def allow_scc(client, namespace, sa="default", scc="privileged"):
+    """Let ``sa`` in ``namespace`` use an SCC, as ``oc adm policy add-scc-to-user <scc> -z <sa> -n <namespace>``
+    does: RoleBinding ``system:openshift:scc:<scc>`` to the ClusterRole of that name, the service account added
+    to its subjects. SCC admission (simopenshift.scc) then admits the pods that SCC allows. False, doing nothing,
+    on a cluster without SCCs (the plain Kubernetes profile), so tests can call it on either profile."""
+    from kubernetes.client.rest import ApiException
+
+    from simopenshift import scc as sccadmission
+    from simopenshift.kube import CLUSTERROLES, ROLEBINDINGS
+
+    if client.get(CLUSTERROLES, sccadmission.ROLE_PREFIX + scc) is None:
+        return False
+    body = sccadmission.role_binding(namespace, scc, [sa])
+    try:
+        client.create(ROLEBINDINGS, body)
+        return True
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    live = client.get(ROLEBINDINGS, name_of(body), namespace)
+    subjects = live.get("subjects") or []
+    if body["subjects"][0] not in subjects:
+        client.patch(ROLEBINDINGS, name_of(body), {"subjects": subjects + body["subjects"]}, namespace)
+    return True
+
+
+def allow_privileged(client, namespace, sa="default"):
+    """``allow_scc`` for the privileged SCC: what the NVIDIA manifests (simopenshift.manifests: privileged
+    containers, hostPID, hostPath) need on the openshift profile when they run as ``sa``."""
+    return allow_scc(client, namespace, sa, "privileged")
 
 
 NFD_WORKER_IMAGE = "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"
