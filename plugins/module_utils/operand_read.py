@@ -49,11 +49,19 @@ def summary(states, what):
     )
 
 
-def _tail(core, pod, namespace, lines):
+def failing_container(pod):
+    """The first container that is not ready (a pod with a sidecar needs the name to read a log), or None."""
+    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or []:
+        if not status.get("ready"):
+            return status.get("name")
+    return None
+
+
+def _tail(core, pod, namespace, lines, container=None):
     from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import read_log
 
     try:
-        text = read_log(core, pod, namespace, tail=lines)
+        text = read_log(core, pod, namespace, tail=lines, container=container)
     except Exception:  # a pod that never started has no log: its state says why
         return []
     return [line for line in (text or "").splitlines() if line.strip()][-lines:]
@@ -76,9 +84,11 @@ def run(module, client, svc):
         from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import core_api
 
         core = core_api(client)
+        by_name = dict((name_of(p), p) for p in pods)
         for state in states:
             if state["pod"] and not state["ready"]:
-                state["log_lines"] = _tail(core, state["pod"], namespace, lines)
+                container = failing_container(by_name.get(state["pod"]))
+                state["log_lines"] = _tail(core, state["pod"], namespace, lines, container)
     return {
         "changed": False,
         "nodes": states,

@@ -34,8 +34,10 @@ def core_api(client):
     return CoreV1Api(client.client.client)
 
 
-def read_log(core, pod, namespace, tail=None, previous=False):
+def read_log(core, pod, namespace, tail=None, previous=False, container=None):
     kwargs = {"_request_timeout": 15}
+    if container:
+        kwargs["container"] = container
     if tail:
         kwargs["tail_lines"] = tail
     if previous:

@@ -41,3 +41,19 @@ def test_summary_names_the_nodes_without_a_ready_pod():
     states = [{"node": "a", "ready": True}, {"node": "b", "ready": False}]
     assert summary(states, "app=x pods in gpu,") == "app=x pods in gpu, ready on 1 of 2 node(s); not on b"
     assert summary(states[:1], "app=x pods in gpu,") == "app=x pods in gpu, ready on 1 of 1 node(s)"
+
+
+def test_the_log_read_is_the_failing_containers():
+    """A driver pod with the Driver Toolkit sidecar: its log needs a container name, the one that is not ready."""
+    from ansible_collections.gpuops.cluster.plugins.module_utils.operand_read import failing_container
+
+    pod = {
+        "status": {
+            "containerStatuses": [
+                {"name": "openshift-driver-toolkit-ctr", "ready": True},
+                {"name": "nvidia-driver-ctr", "ready": False},
+            ]
+        }
+    }
+    assert failing_container(pod) == "nvidia-driver-ctr"
+    assert failing_container({"status": {}}) is None and failing_container(None) is None
