@@ -16,8 +16,8 @@ the two tags api/config/v1 changes only MPS's failRequestsGreaterThanOne default
 sharedDevicesAllocationPolicy flag and anchored resource patterns (git diff v0.19.3 v0.20.0 -- api/config/v1);
 time-slicing parsing, ``replicas >= 2``, the version check and the MIG flag are the same code.
 
-Known disagreements (the role accepts, the plugin does not run what the role meant) are strict xfails, so a fix in
-the role turns them into failures that ask for the mark to go.
+The disagreements this oracle found (replicas 1, resource names that are not DNS names, a config's migStrategy
+that the env overrides) are fixed in the role's preflight and are now among the refused cases.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -177,10 +177,6 @@ def ts_config(replicas, rename=False, fail_gt1=False, mig="none", name="nvidia.c
     }
 
 
-def disagree(why):
-    return pytest.mark.xfail(strict=True, reason="role/plugin disagreement: " + why)
-
-
 # User configs (device_plugin_configs) the preflight accepts: the plugin must load each key as written.
 ACCEPTED = [
     pytest.param({"default": ts_config(3, fail_gt1=True)}, {}, id="one-key"),
@@ -195,25 +191,6 @@ ACCEPTED = [
         id="no-sharing",
     ),
     pytest.param({"default": ts_config(4, name="gpu")}, {}, id="bare-resource-name"),
-    # The preflight asks for replicas >= 1; the plugin refuses replicas < 2 (api/config/v1/replicas.go
-    # ReplicatedResource.UnmarshalJSON: "number of replicas must be >= 2"), so the plugin exits on this config.
-    pytest.param({"default": ts_config(1)}, {}, id="replicas-1", marks=disagree("the plugin needs replicas >= 2")),
-    # The preflight only asks for a non-empty name; the plugin wants a DNS-1123 subdomain after nvidia.com/
-    # (api/config/v1/resources.go NewResourceName).
-    pytest.param(
-        {"default": ts_config(2, name="nvidia.com/GPU_shared")},
-        {},
-        id="resource-name-not-dns",
-        marks=disagree("the plugin needs a DNS-1123 name"),
-    ),
-    # flags.migStrategy of a user config is not what the plugin runs: the DaemonSet always sets MIG_STRATEGY
-    # (device_plugin_mig_strategy, default none), and a set env var wins over the file (api/config/v1/flags.go).
-    pytest.param(
-        {"default": ts_config(2, mig="mixed")},
-        {},
-        id="config-mig-mixed-env-none",
-        marks=disagree("MIG_STRATEGY env wins over flags.migStrategy"),
-    ),
 ]
 
 
@@ -287,6 +264,21 @@ REFUSED = [
         },
         "using MPS requires --mps-root to be specified",
         id="mps",
+    ),
+    # replicas 1: the plugin refuses replicas < 2 (api/config/v1/replicas.go ReplicatedResource.UnmarshalJSON).
+    pytest.param(
+        {"device_plugin_configs": {"default": ts_config(1)}}, "number of replicas must be >= 2", id="replicas-1"
+    ),
+    # The plugin wants a DNS-1123 subdomain after nvidia.com/ (api/config/v1/resources.go NewResourceName).
+    pytest.param(
+        {"device_plugin_configs": {"default": ts_config(2, name="nvidia.com/GPU_shared")}},
+        "incorrect format for resource name",
+        id="resource-name-not-dns",
+    ),
+    # flags.migStrategy mixed in a file is valid for the loader, but the DaemonSet's MIG_STRATEGY (none) would win
+    # over it (api/config/v1/flags.go): the role refuses the config that would not run as written.
+    pytest.param(
+        {"device_plugin_configs": {"default": ts_config(2, mig="mixed")}}, None, id="config-mig-mixed-env-none"
     ),
     # api/config/v1/config.go parseConfigFrom: an empty version means v1. The role asks for version: v1.
     pytest.param(
