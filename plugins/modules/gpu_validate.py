@@ -33,7 +33,8 @@ description:
     print its table (and O(driver_version) when given).
   - C(metrics) - the node's DCGM exporter serves C(DCGM_FI_DEV_GPU_TEMP) for each physical GPU (one series
     per GPU UUID, whatever time-slicing replicas or MIG devices it is shared into; under MIG C(single), whose
-    labels do not tell the number of physical GPUs, at least one). The endpoint is read
+    C(nvidia.com/gpu.count) counts MIG devices, at least the GPUs that hold them - C(nvidia.com/gpu.count) divided
+    by the devices of C(nvidia.com/gpu.slices.gi) compute slices one GPU fits (7 // slices), rounded up). The endpoint is read
     through the API server proxy, so the machine running Ansible needs no pod network -
     C(/api/v1/namespaces/<ns>/pods/<exporter pod>:<port>/proxy/metrics) per node (O(metrics_via=pod)), or
     through C(/api/v1/namespaces/<ns>/services/<svc>:<port>/proxy/metrics) (O(metrics_via=service); each
@@ -49,13 +50,14 @@ description:
     failure.
   - 'Pod selectors: the defaults find the pods of the NVIDIA GPU Operator, and the roles of this collection
     label their pods the same way - C(app=nvidia-device-plugin-daemonset), C(app=nvidia-dcgm-exporter) and, for
-    the driver, C(app.kubernetes.io/component=nvidia-driver) (which the operator also sets on its precompiled,
-    per-kernel driver DaemonSets, whose C(app) label varies).'
+    the driver, the pods of either C(app.kubernetes.io/component=nvidia-driver) (which the operator also sets on its
+    precompiled, per-kernel driver DaemonSets, whose C(app) label varies) or C(app=nvidia-driver-daemonset).'
   - All pods are created first (in parallel), then followed together with one watch (one list per
     O(wait_sleep) where watches are not available); logs are read in parallel as pods finish, so the duration
     hardly depends on the number of nodes.
   - The pods run with a restricted security context (runAsNonRoot, no privilege escalation, all capabilities
-    dropped, read-only root filesystem, RuntimeDefault seccomp), tolerate O(tolerations) and
+    dropped, RuntimeDefault seccomp; the root filesystem stays writable because the CDI hooks of the NVIDIA runtime
+    write C(/etc/ld.so.cache) into it), tolerate O(tolerations) and
     are deleted as soon as they finished and their log was read; whatever is left is deleted at the end, also
     after failures and timeouts.
   - The module never reports C(changed) - it leaves nothing behind. In check mode no pod is created (the
@@ -88,9 +90,11 @@ options:
     description: Namespace of the driver and device plugin pods (default O(namespace)).
     type: str
   driver_selector:
-    description: Label selector of the driver pods.
+    description:
+      - Label selector of the driver pods.
+      - Unset (or empty) - the pods of either C(app.kubernetes.io/component=nvidia-driver) (the collection's driver
+        role, GPU Operator v23.9 and later) or C(app=nvidia-driver-daemonset) (every GPU Operator driver DaemonSet).
     type: str
-    default: app.kubernetes.io/component=nvidia-driver
   device_plugin_selector:
     description: Label selector of the device plugin pods (their state explains a missing allocatable).
     type: str
@@ -156,7 +160,11 @@ options:
     description: PriorityClass of the validation pods.
     type: str
   runtime_class_name:
-    description: RuntimeClass of the validation pods (e.g. C(nvidia) where the toolkit is not the default runtime).
+    description:
+      - RuntimeClass of the validation pods - the toolkit's (C(nvidia)) where it is not the default runtime, as the GPU
+        Operator's validator sets C(VALIDATOR_RUNTIME_CLASS); its runtime injects libcuda and nvidia-smi.
+      - Unset - the node's default runtime (enough only with a CDI device list strategy of the plugin, C(cdi-cri)).
+      - The gpu_validation and device_plugin roles pass the toolkit's RuntimeClass.
     type: str
   image_pull_secrets:
     description: Pull secrets of the validation pods.

@@ -45,6 +45,11 @@ DRIVER_VERSION_RE = re.compile(r"^[0-9]{3,4}(\.[0-9]{1,3}){0,2}$")
 # theirs the same way. Driver pods: the component label, which the operator's precompiled (per-kernel)
 # DaemonSets keep while their app label changes.
 DRIVER_SELECTOR = "app.kubernetes.io/component=nvidia-driver"
+# Without driver_selector the driver pods are those of either selector (one label selector cannot OR two keys):
+# the component label (the collection's driver role, GPU Operator v23.9 and later, also on its precompiled and
+# OpenShift driver-toolkit DaemonSets) and the app label of every GPU Operator driver DaemonSet
+# (assets/state-driver/0500_daemonset.yaml).
+DRIVER_SELECTORS = (DRIVER_SELECTOR, "app=nvidia-driver-daemonset")
 DEVICE_PLUGIN_SELECTOR = "app=nvidia-device-plugin-daemonset"
 METRICS_SELECTOR = "app=nvidia-dcgm-exporter"
 REPORTS = (("json", "report_json"), ("junit", "report_junit"), ("markdown", "report_markdown"))
@@ -65,7 +70,7 @@ def argument_spec():
         checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(DEFAULT_CHECKS)),
         namespace=dict(type="str", default="nvidia-gpu-operator"),
         driver_namespace=dict(type="str"),
-        driver_selector=dict(type="str", default=DRIVER_SELECTOR),
+        driver_selector=dict(type="str"),
         device_plugin_selector=dict(type="str", default=DEVICE_PLUGIN_SELECTOR),
         expected_gpus=dict(type="int"),
         driver_version=dict(type="str"),
@@ -162,10 +167,11 @@ def _node_names(params):
 
 
 def _selectors(params, cfg):
-    for key in ("driver_selector", "device_plugin_selector", "metrics_selector"):
+    for key in ("device_plugin_selector", "metrics_selector"):
         cfg[key] = check_selector(params.get(key), key)
-    if "driver" in cfg["checks"] and not cfg["driver_selector"]:
-        raise GpuopsError("is needed by the driver check (e.g. {0})".format(DRIVER_SELECTOR), param="driver_selector")
+    given = params.get("driver_selector")
+    cfg["driver_selector"] = check_selector(given, "driver_selector") if given and to_text(given).strip() else None
+    cfg["driver_selectors"] = [cfg["driver_selector"]] if cfg["driver_selector"] else list(DRIVER_SELECTORS)
     if "metrics" in cfg["checks"] and cfg["metrics_via"] == "pod" and not cfg["metrics_selector"]:
         raise GpuopsError(
             "is needed by the metrics check with metrics_via: pod (e.g. {0})".format(METRICS_SELECTOR),

@@ -173,10 +173,12 @@ def _container(check, cfg, resource):
         "image": cfg["vectoradd_image"] if check == "vectoradd" else cfg["nvidia_smi_image"],
         "resources": {"limits": {resource: 1}, "requests": {resource: 1}},
         "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
+        # No readOnlyRootFilesystem: the CDI createContainer hooks (nvidia-cdi-hook update-ldcache) write
+        # /etc/ld.so.cache into the container's root filesystem (kserve/kserve#5711); the GPU Operator's
+        # workload validation container does not set it either (validator/manifests/*-workload-validation.yaml).
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
-            "readOnlyRootFilesystem": True,
             "runAsNonRoot": True,
         },
         "terminationMessagePolicy": "FallbackToLogsOnError",

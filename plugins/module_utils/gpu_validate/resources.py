@@ -36,6 +36,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig
 
 MIG_COUNT_RE = re.compile(r"^nvidia\.com/(mig-[^/]+)\.count$")
+MIG_PRODUCT_RE = re.compile(r"-MIG-([0-9]+)g\.[0-9]+gb$")
+GFD_SLICES_GI = "nvidia.com/gpu.slices.gi"
+# Compute (GPU instance) slices of the largest MIG GPUs (A100, H100, H200, B200: 7g is the whole GPU); a GPU holds
+# at most 7 // slices instances of one profile (NVIDIA MIG user guide, "Supported MIG Profiles").
+MAX_GI_SLICES = 7
 
 
 def to_int(value, default=None):
@@ -115,13 +120,32 @@ def expected_gpus(node, override=None):
     return row["want"], row["source"]
 
 
+def mig_single_min_gpus(node):
+    """MIG single: the fewest physical GPUs that hold GFD's ``gpu.count`` MIG devices, else None.
+
+    GFD replaces ``gpu.count`` by the MIG devices; each has ``gpu.slices.gi`` compute slices (or the ``-MIG-<n>g.``
+    of ``gpu.product``) and a GPU has at most 7, so it holds at most ``7 // slices`` of them: a lower bound that a
+    layout with fewer devices per GPU (A30, memory-bound profiles) only raises.
+    """
+    labels = node_labels(node)
+    count = to_int(labels.get(GFD_COUNT))
+    slices = to_int(labels.get(GFD_SLICES_GI))
+    if slices is None:
+        match = MIG_PRODUCT_RE.search(labels.get(GFD_PRODUCT) or "")
+        slices = to_int(match.group(1)) if match else None
+    if not count or not slices or slices < 1:
+        return None
+    per_gpu = max(1, MAX_GI_SLICES // slices)
+    return -(-count // per_gpu)
+
+
 def physical_gpus(node, override=None):
-    """Physical GPUs (one exporter series set each); None when the labels do not tell (MIG single)."""
+    """Physical GPUs (one exporter series set each); MIG single: the fewest that hold its MIG devices."""
     labels = node_labels(node)
     strategy = mig_strategy(node)
     count = to_int(labels.get(GFD_COUNT))
     if strategy == "single":
-        return None
+        return mig_single_min_gpus(node)
     if count is not None:
         return count
     if override and strategy == "none" and (to_int(labels.get(GFD_REPLICAS), 1) or 1) <= 1:

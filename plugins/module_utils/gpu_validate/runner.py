@@ -71,6 +71,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resour
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     condition_true,
+    dig,
     get_item,
     label_selector,
     list_items,
@@ -129,7 +130,19 @@ def check_namespaces(cfg, client, svc):
 def _pods(cfg, client, pod_api, check, namespace, key, enabled=True):
     # The incremental mode reads the driver and device plugin pods for the fingerprints whatever the checks.
     wanted = check in cfg["checks"] or (cfg["previous_record"] is not None and check != "metrics")
-    if not wanted or not enabled or not cfg[key]:
+    if not wanted or not enabled:
+        return []
+    if key == "driver_selector":
+        # The default is two selectors (DRIVER_SELECTORS): the pods of either, each once.
+        seen, pods = set(), []
+        for selector in cfg.get("driver_selectors") or [cfg[key]]:
+            for pod in list_items(client, pod_api, namespace, selector, param=key):
+                uid = dig(pod, ("metadata", "uid")) or dig(pod, ("metadata", "name"))
+                if uid not in seen:
+                    seen.add(uid)
+                    pods.append(pod)
+        return pods
+    if not cfg[key]:
         return []
     return list_items(client, pod_api, namespace, cfg[key], param=key)
 

@@ -45,7 +45,6 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
         ({"report_json": "/nonexistent-dir-xyz/report.json"}, "report_json"),
         ({"report_junit": "/"}, "report_junit"),
         ({"parallel": 0}, "parallel"),
-        ({"driver_selector": None}, "driver_selector"),
         ({"checks": ["metrics"], "metrics_selector": None}, "metrics_selector"),
     ],
 )

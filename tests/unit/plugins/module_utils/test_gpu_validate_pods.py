@@ -36,12 +36,13 @@ def test_render_pod_restricted_and_pinned():
     assert body["metadata"]["annotations"][NODE_ANNOTATION] == "ip-10-0-138-78.us-east-2.compute.internal"
     assert spec["restartPolicy"] == "Never"
     assert c["resources"]["limits"] == {"nvidia.com/gpu": 1}
+    # Writable root filesystem: the CDI hooks write /etc/ld.so.cache (kserve/kserve#5711).
     assert c["securityContext"] == {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
-        "readOnlyRootFilesystem": True,
         "runAsNonRoot": True,
     }
+    assert "readOnlyRootFilesystem" not in c["securityContext"]
     assert spec["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert terms == [

@@ -129,3 +129,79 @@ def test_nvidia_smi_r610_wrong_branch_is_named():
 def test_plain_node_keeps_its_message():
     res = check_allocatable(gfd_node(allocatable={"nvidia.com/gpu": "1"}, gpu__count="1"))
     assert res["status"] == "pass" and res["message"] == "allocatable nvidia.com/gpu 1"
+
+
+# --- MIG single: the exporter must show every physical GPU that holds the MIG devices ---
+
+
+def test_mig_single_needs_the_physical_gpus_that_hold_its_mig_devices():
+    """14 x 1g.5gb (gpu.slices.gi 1): a GPU holds at most 7, so at least 2 physical GPUs must report metrics."""
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import physical_gpus
+
+    node = mig_single_node()
+    assert physical_gpus(node) == 2
+    one = check_metrics(exposition(1, mig=("1g.5gb", 7)), physical_gpus(node))
+    assert one["status"] == "fail" and one["gpus"] == 1, one
+    assert check_metrics(exposition(2, mig=("1g.5gb", 7)), physical_gpus(node))["status"] == "pass"
+
+
+@pytest.mark.parametrize(
+    "count,slices,product,want",
+    [
+        ("56", "1", None, 8),  # p4d.24xlarge: 8 x A100 all-1g.5gb
+        ("6", "2", None, 2),  # 2g.10gb: 3 per GPU
+        ("4", "3", None, 2),  # 3g.20gb: 2 per GPU
+        ("8", "7", None, 8),  # 7g.40gb: the whole GPU
+        ("14", None, "A100-SXM4-40GB-MIG-1g.5gb", 2),  # no slices label: the product's profile
+        ("14", None, "A100-SXM4-40GB", None),  # neither: unknown (at least one)
+    ],
+)
+def test_mig_single_physical_gpus_from_gfd_labels(count, slices, product, want):
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import physical_gpus
+
+    labels = {"mig__strategy": "single", "gpu__count": count}
+    if slices:
+        labels["gpu__slices__gi"] = slices
+    if product:
+        labels["gpu__product"] = product
+    assert physical_gpus(gfd_node(**labels)) == want
+
+
+# --- driver pods: the collection's and every GPU Operator release's ---
+
+
+def test_default_driver_selector_finds_both_labelings(monkeypatch):
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import runner
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import validate_params
+    from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_validate_fixtures import params
+
+    pods = {
+        "app.kubernetes.io/component=nvidia-driver": [
+            {"metadata": {"name": "nvidia-driver-daemonset-abc", "uid": "1"}},  # GPU Operator >= v23.9: both labels
+            {"metadata": {"name": "gpuops-driver-x", "uid": "2"}},
+        ],
+        "app=nvidia-driver-daemonset": [
+            {"metadata": {"name": "nvidia-driver-daemonset-abc", "uid": "1"}},
+            {"metadata": {"name": "nvidia-driver-daemonset-old", "uid": "3"}},  # GPU Operator < v23.9: app only
+        ],
+    }
+    asked = []
+
+    def fake_list(client, api, namespace, selector, param=None):
+        asked.append(selector)
+        return pods.get(selector, [])
+
+    monkeypatch.setattr(runner, "list_items", fake_list)
+    cfg = validate_params(params(checks=["driver"], driver_selector=None))
+    assert cfg["driver_selectors"] == ["app.kubernetes.io/component=nvidia-driver", "app=nvidia-driver-daemonset"]
+    found = runner._pods(cfg, None, None, "driver", "ns", "driver_selector")
+    assert [p["metadata"]["name"] for p in found] == [
+        "nvidia-driver-daemonset-abc",
+        "gpuops-driver-x",
+        "nvidia-driver-daemonset-old",
+    ]
+    asked[:] = []
+    cfg = validate_params(params(checks=["driver"], driver_selector="app=my-driver"))
+    assert cfg["driver_selectors"] == ["app=my-driver"]
+    runner._pods(cfg, None, None, "driver", "ns", "driver_selector")
+    assert asked == ["app=my-driver"]
