@@ -182,36 +182,119 @@ def daemonset(name, namespace, tag, component, image, env=None, command=None):
     }
 
 
+RUNTIME_CLASS = "nvidia"
+# The toolkit as the container_toolkit role renders it in CDI mode (GO assets/state-container-toolkit/0500_daemonset.yaml),
+# for the runtime of the simulated nodes: this is what gives the node's runtime its nvidia handler.
+TOOLKIT_ENV = {
+    "CDI_ENABLED": "true",
+    "NVIDIA_CONTAINER_RUNTIME_MODE": "cdi",
+    "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND": "management.nvidia.com/gpu",
+    "NVIDIA_RUNTIME_SET_AS_DEFAULT": "false",
+    "RUNTIME_DROP_IN_CONFIG": "/runtime/config-dir.d/99-nvidia.conf",
+    "RUNTIME_DROP_IN_CONFIG_HOST_PATH": "/etc/crio/crio.conf.d/99-nvidia.conf",
+}
+# The device plugin with the toolkit in CDI mode (GO transformDevicePluginCtrForCDI).
+PLUGIN_ENV = {
+    "DEVICE_LIST_STRATEGY": "cdi-annotations,cdi-cri",
+    "CDI_ENABLED": "true",
+    "CDI_ANNOTATION_PREFIX": "cdi.k8s.io/",
+    "NVIDIA_CDI_HOOK_PATH": "/usr/local/nvidia/toolkit/nvidia-cdi-hook",
+    "NVIDIA_DRIVER_ROOT": "/run/nvidia/driver",
+}
+
+
+def host_mounts(ds, mounts):
+    """(path in the container, host path) hostPath mounts on the first container."""
+    spec = ds["spec"]["template"]["spec"]
+    for i, (path, host) in enumerate(mounts):
+        name = "host-%d" % i
+        spec.setdefault("volumes", []).append({"name": name, "hostPath": {"path": host}})
+        spec["containers"][0].setdefault("volumeMounts", []).append({"name": name, "mountPath": path})
+    return ds
+
+
+def on_nvidia_runtime(ds, mounts=()):
+    """The operand pod as the roles render it: the toolkit's RuntimeClass and (path, host path) mounts."""
+    ds["spec"]["template"]["spec"]["runtimeClassName"] = RUNTIME_CLASS
+    return host_mounts(ds, mounts)
+
+
+# The driver's GSP firmware mounts (GO assets/state-driver/0500_daemonset.yaml): open modules need them.
+FIRMWARE_MOUNTS = (
+    ("/lib/firmware", "/run/nvidia/driver/lib/firmware"),
+    ("/sys/module/firmware_class/parameters/path", "/sys/module/firmware_class/parameters/path"),
+)
+
+
 def gpu_stack(namespace, tag, driver_image, dcgm=True):
-    """Driver, toolkit, device plugin (and DCGM exporter) DaemonSets for one node set."""
+    """Driver, toolkit, device plugin (and DCGM exporter) DaemonSets for one node set, configured as the roles do."""
     stack = [
-        daemonset("nvidia-driver-daemonset", namespace, tag, "nvidia-driver", driver_image),
+        host_mounts(
+            daemonset(
+                "nvidia-driver-daemonset", namespace, tag, "nvidia-driver", driver_image, command=["nvidia-driver"]
+            ),
+            FIRMWARE_MOUNTS,
+        ),
         daemonset(
             "nvidia-container-toolkit-daemonset",
             namespace,
             tag,
             "nvidia-container-toolkit",
-            "nvcr.io/nvidia/k8s/container-toolkit:v1.16.1-ubi8",
+            "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0",
+            env=TOOLKIT_ENV,
         ),
-        daemonset(
-            "nvidia-device-plugin-daemonset",
-            namespace,
-            tag,
-            "nvidia-device-plugin",
-            "nvcr.io/nvidia/k8s-device-plugin:v0.16.1-ubi8",
+        on_nvidia_runtime(
+            daemonset(
+                "nvidia-device-plugin-daemonset",
+                namespace,
+                tag,
+                "nvidia-device-plugin",
+                "nvcr.io/nvidia/k8s-device-plugin:v0.20.0",
+                env=PLUGIN_ENV,
+            ),
+            mounts=(("/driver-root", "/run/nvidia/driver"), ("/var/run/cdi", "/var/run/cdi")),
         ),
     ]
     if dcgm:
         stack.append(
-            daemonset(
-                "nvidia-dcgm-exporter",
-                namespace,
-                tag,
-                "dcgm-exporter",
-                "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.7-3.5.0-ubi9",
+            on_nvidia_runtime(
+                daemonset(
+                    "nvidia-dcgm-exporter",
+                    namespace,
+                    tag,
+                    "dcgm-exporter",
+                    "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless",
+                )
             )
         )
     return stack
+
+
+def ensure_runtime_class(api_client):
+    """The toolkit role's RuntimeClass (the API server rejects a pod naming a missing one); True when made here."""
+    node_api = client.NodeV1Api(api_client)
+    try:
+        node_api.read_runtime_class(RUNTIME_CLASS)
+        return False
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+    node_api.create_runtime_class(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": RUNTIME_CLASS},
+            "handler": "nvidia",
+        }
+    )
+    return True
+
+
+def delete_runtime_class(api_client):
+    try:
+        client.NodeV1Api(api_client).delete_runtime_class(RUNTIME_CLASS)
+    except ApiException:
+        pass
 
 
 def deploy(api_client, objects):

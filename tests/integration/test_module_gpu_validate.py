@@ -34,15 +34,20 @@ from gpu_nodes import (
     allocatable,
     daemonset,
     delete_namespace,
+    delete_runtime_class,
     deploy,
+    ensure_runtime_class,
     gpu_stack,
     kernel_of,
     make_namespace,
     new_tag,
+    on_nvidia_runtime,
     wait_until,
 )
 from kubernetes import client
 from simopenshift import control
+from simopenshift.testing import Client as SimClient
+from simopenshift.testing import allow_privileged
 
 pytestmark = pytest.mark.integration
 
@@ -60,6 +65,7 @@ def stack(cluster):
     """3 healthy GPU nodes + 1 node whose kernel does not match the driver image, with the NVIDIA DaemonSets."""
     st = Stack()
     st.ns = make_namespace(cluster.api)
+    allow_privileged(SimClient(cluster.api), st.ns)  # hostPath / privileged operands (SCC admission)
     st.nodes = GpuNodes(cluster.api)
     st.tag = new_tag()
     st.core = client.CoreV1Api(cluster.api)
@@ -70,6 +76,7 @@ def stack(cluster):
         )
         st.broken = broken[0]
         driver_image = "nvcr.io/nvidia/driver:550.90.07-{0}-rhcos4.16".format(kernel_of(RHCOS_416))
+        st.made_runtime_class = ensure_runtime_class(cluster.api)
         deploy(cluster.api, gpu_stack(st.ns, st.tag, driver_image))
         wait_until(
             lambda: all(allocatable(st.core, n) == 1 for n in st.healthy),
@@ -93,6 +100,8 @@ def stack(cluster):
     finally:
         delete_namespace(cluster.api, st.ns)
         st.nodes.cleanup()
+        if getattr(st, "made_runtime_class", False):
+            delete_runtime_class(cluster.api)
 
 
 def base_args(st, **kw):
@@ -164,9 +173,11 @@ def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, t
             stack.broken
         )
     )
-    assert "allocatable nvidia.com/gpu 0, expected at least 1; device-plugin pod Pending: PodInitializing" in msg
+    # No driver, so no toolkit, so no nvidia runtime handler: the plugin's sandbox cannot be created (real node).
+    assert "allocatable nvidia.com/gpu 0, expected at least 1; device-plugin pod Pending: ContainerCreating" in msg, msg
     assert "driver pod nvidia-driver-daemonset-" in msg and "CrashLoopBackOff (restarts" in msg
-    assert "modules built for kernel {0}, node runs {1}".format(kernel_of(RHCOS_416), kernel_of(RHCOS_417)) in msg
+    assert "Module nvidia not found in directory /lib/modules/{0}".format(kernel_of(RHCOS_417)) in msg
+    assert "Kernel modules in this image were built for {0}".format(kernel_of(RHCOS_416)) in msg
     assert "vectoradd not run" not in msg  # not run because allocatable failed: skipped, not a second failure
     for healthy in stack.healthy:
         assert healthy + ":" not in msg
@@ -376,19 +387,23 @@ def sharing_stack(namespace, tag, mig_strategy=None, config_map=None):
     plugin = objects[2]
     container = plugin["spec"]["template"]["spec"]["containers"][0]
     if mig_strategy:
-        container["env"] = [{"name": "MIG_STRATEGY", "value": mig_strategy}]
+        container.setdefault("env", []).append({"name": "MIG_STRATEGY", "value": mig_strategy})
     if config_map:
-        plugin["spec"]["template"]["spec"]["volumes"] = [{"name": "config", "configMap": {"name": config_map}}]
-        container["volumeMounts"] = [{"name": "config", "mountPath": "/config"}]
+        plugin["spec"]["template"]["spec"].setdefault("volumes", []).append(
+            {"name": "config", "configMap": {"name": config_map}}
+        )
+        container.setdefault("volumeMounts", []).append({"name": "config", "mountPath": "/config"})
     objects.append(
-        daemonset(
-            "gpu-feature-discovery",
-            namespace,
-            tag,
-            "gpu-feature-discovery",
-            "nvcr.io/nvidia/k8s-device-plugin:v0.16.1",
-            # As the GPU Operator runs GFD on OpenShift: labels, not a NodeFeature object.
-            env={"USE_NODE_FEATURE_API": "false"},
+        on_nvidia_runtime(
+            daemonset(
+                "gpu-feature-discovery",
+                namespace,
+                tag,
+                "gpu-feature-discovery",
+                "nvcr.io/nvidia/k8s-device-plugin:v0.20.0",
+                # As the GPU Operator runs GFD on OpenShift: labels, not a NodeFeature object.
+                env={"USE_NODE_FEATURE_API": "false"},
+            )
         )
     )
     for body in objects:
@@ -401,8 +416,10 @@ def sharing_stack(namespace, tag, mig_strategy=None, config_map=None):
 def test_mig_and_time_slicing_nodes_pass_allocatable(cluster, ansible_task):
     """MIG single, MIG mixed and renamed time-slicing, as the simulated device plugin and GFD publish them."""
     ns = make_namespace(cluster.api)
+    allow_privileged(SimClient(cluster.api), ns)
     nodes = GpuNodes(cluster.api)
     core = client.CoreV1Api(cluster.api)
+    made_runtime_class = ensure_runtime_class(cluster.api)
     try:
         core.create_namespaced_config_map(
             ns, {"metadata": {"name": "time-slicing"}, "data": {"any": TIME_SLICING_RENAMED}}
@@ -459,3 +476,5 @@ def test_mig_and_time_slicing_nodes_pass_allocatable(cluster, ansible_task):
     finally:
         delete_namespace(cluster.api, ns)
         nodes.cleanup()
+        if made_runtime_class:
+            delete_runtime_class(cluster.api)

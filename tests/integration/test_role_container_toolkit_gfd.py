@@ -198,6 +198,7 @@ def gpu(cluster):
         FRESH["writes"] = writes(cluster, mark, dry_runs=True)
         namespace = {"metadata": {"name": NS, "labels": {"pod-security.kubernetes.io/enforce": "privileged"}}}
         kube.create(NAMESPACES, namespace)
+        testing.allow_privileged(kube, NS)  # the stand-in runs privileged as the default SA (SCC admission)
         kube.create(DAEMONSETS, driver_stand_in(name))
         wait_for(lambda: ready(pods_of(kube, "tk-gfd-driver", name)), 60, what="driver stand-in ready")
         yield kube, name

@@ -26,7 +26,7 @@ from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, ta
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import catalog, manifests  # noqa: E402
-from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, labels_of  # noqa: E402
+from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, RUNTIMECLASSES, labels_of  # noqa: E402
 from simopenshift.testing import Client, start_nfd_worker, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -39,6 +39,12 @@ GPU_NODES = ("gpu-0", "gpu-1")
 KUBERNETES = {"preflight_platform": {"openshift": False, "cloud": "none"}}
 BASE = dict(KUBERNETES, device_plugin_wait_timeout=60, gpuops_expected_gpu_nodes=2)
 NFD = "feature.node.kubernetes.io/"
+RUNTIME_CLASS = {
+    "apiVersion": "node.k8s.io/v1",
+    "kind": "RuntimeClass",
+    "metadata": {"name": "nvidia"},
+    "handler": "nvidia",
+}
 
 
 def result_of(out):
@@ -115,9 +121,14 @@ def stack(k8s_cluster):
             )
             kube.create(DAEMONSETS, ds)
         kube.create(DAEMONSETS, manifests.toolkit(NS, node_selector={label: "true"}))
+        # The toolkit role's RuntimeClass: the plugin and vectorAdd pods name it (the API server rejects a pod whose
+        # RuntimeClass does not exist).
+        kube.create(RUNTIMECLASSES, RUNTIME_CLASS)
         kube.create(DAEMONSETS, manifests.gpu_feature_discovery(NS, node_selector={label: "true"}))
         yield kube
     finally:
+        if kube.get(RUNTIMECLASSES, "nvidia") is not None:
+            kube.delete(RUNTIMECLASSES, "nvidia")
         for node in GPU_NODES:
             if CONFIG_LABEL in labels_of(kube.get(NODES, node)):
                 kube.patch(NODES, node, {"metadata": {"labels": {CONFIG_LABEL: None}}})

@@ -29,7 +29,7 @@ from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, ta
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import manifests  # noqa: E402
-from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, labels_of  # noqa: E402
+from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, RUNTIMECLASSES, labels_of  # noqa: E402
 from simopenshift.testing import Client, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -119,9 +119,21 @@ def stack(k8s_cluster, fresh, tmp_path_factory):
             )
         for body in (manifests.toolkit(NS), manifests.device_plugin(NS, config_map=PLUGIN_CM)):
             kube.create(DAEMONSETS, body)
+        # The toolkit role's RuntimeClass, which the validation pods name by default (gpu_validation_runtime_class).
+        kube.create(
+            RUNTIMECLASSES,
+            {
+                "apiVersion": "node.k8s.io/v1",
+                "kind": "RuntimeClass",
+                "metadata": {"name": "nvidia"},
+                "handler": "nvidia",
+            },
+        )
         wait_for(lambda: all(gpu_allocatable(kube, n) == "1" for n in GPU_NODES), 90, what="nvidia.com/gpu on both")
         yield kube, reports
     finally:
+        if kube.get(RUNTIMECLASSES, "nvidia") is not None:
+            kube.delete(RUNTIMECLASSES, "nvidia")
         if kube.get(NAMESPACES, NS) is not None:
             kube.delete(NAMESPACES, NS)
         for name in GPU_NODES:
@@ -156,7 +168,7 @@ BAD_INPUTS = [
     ({"gpu_validation_timeout": 3}, "gpu_validation: gpu_validation_timeout must be"),
     ({"gpu_validation_run_as_user": 0}, "gpu_validation: gpu_validation_run_as_user must be auto or a non-root UID"),
     ({"gpu_validation_driver_version": "latest"}, "gpu_validation: gpu_validation_driver_version must be"),
-    ({"gpu_validation_driver_selector": ""}, "gpu_validation: gpu_validation_driver_selector must be"),
+    ({"gpu_validation_driver_selector": ",app=x"}, "gpu_validation: gpu_validation_driver_selector must be"),
     (
         {"gpu_validation_tolerations": "nvidia.com/gpu"},
         "Validation of arguments failed:\nElements value for option 'gpu_validation_tolerations'",

@@ -34,7 +34,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from simopenshift import apis  # noqa: E402
 from simopenshift.control import wait_for  # noqa: E402
-from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, Resource, labels_of  # noqa: E402
+from simopenshift.kube import (
+    CONFIGMAPS,
+    DAEMONSETS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    RUNTIMECLASSES,
+    Resource,
+    labels_of,
+)  # noqa: E402
 from simopenshift.testing import Client, start_nfd_worker, stop_nfd_worker  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -51,7 +60,8 @@ ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLEBINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 EXPORTER = "nvidia-dcgm-exporter"
 MONITORING_LABEL = "openshift.io/cluster-monitoring"
-NO_METRICS = {"monitoring_validate_metrics": False}
+# The role waits 25 min by default (a real driver build); the simulated stack is ready in seconds.
+NO_METRICS = {"monitoring_validate_metrics": False, "monitoring_wait_timeout": 120}
 OWNED = (DAEMONSETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLES, ROLEBINDINGS)
 
 
@@ -95,7 +105,22 @@ def toolkit_standin(selector=None):
     """Plays the container toolkit role's DaemonSet for the simulator (its agent readies the exporter after it)."""
     spec = {
         "tolerations": [{"operator": "Exists"}],
-        "containers": [{"name": "toolkit", "image": "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0"}],
+        "containers": [
+            {
+                "name": "toolkit",
+                "image": "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0",
+                # As the container_toolkit role renders it for containerd in CDI mode (the simulator's node runtime
+                # gets an nvidia handler from these).
+                "env": [
+                    {"name": "CDI_ENABLED", "value": "true"},
+                    {"name": "NVIDIA_CONTAINER_RUNTIME_MODE", "value": "cdi"},
+                    {"name": "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", "value": "management.nvidia.com/gpu"},
+                    {"name": "NVIDIA_RUNTIME_SET_AS_DEFAULT", "value": "false"},
+                    {"name": "RUNTIME_DROP_IN_CONFIG", "value": "/runtime/config-dir.d/99-nvidia.toml"},
+                    {"name": "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "value": "/etc/containerd/conf.d/99-nvidia.toml"},
+                ],
+            }
+        ],
     }
     if selector:
         spec["nodeSelector"] = selector
@@ -146,9 +171,21 @@ def k8s_stack(k8s_cluster):
         out = run_role(k8s_cluster, "driver", {"driver_wait_timeout": 60})
         assert failed_message(out) is None
         kube.create(DAEMONSETS, toolkit_standin())
+        # The toolkit role's RuntimeClass, which the exporter pods name.
+        kube.create(
+            RUNTIMECLASSES,
+            {
+                "apiVersion": "node.k8s.io/v1",
+                "kind": "RuntimeClass",
+                "metadata": {"name": "nvidia"},
+                "handler": "nvidia",
+            },
+        )
         yield kube, gpu_nodes
     finally:
         monitoring(k8s_cluster, {"monitoring_state": "absent"})
+        if kube.get(RUNTIMECLASSES, "nvidia") is not None:
+            kube.delete(RUNTIMECLASSES, "nvidia")
         if kube.get(DAEMONSETS, "test-toolkit-standin", NS) is not None:
             kube.delete(DAEMONSETS, "test-toolkit-standin", NS)
         run_role(k8s_cluster, "driver", {"driver_state": "absent"})

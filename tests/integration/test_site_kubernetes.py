@@ -47,8 +47,14 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
         assert len(ds) == len(kernels), [d.metadata.name for d in ds]
         for d in ds:
             assert d.status.number_ready == d.status.desired_number_scheduled >= 1, d.metadata.name
-            image = d.spec.template.spec.containers[0].image
-            assert any(k in image for k in kernels), image  # precompiled: the kernel is in the tag
+            container = d.spec.template.spec.containers[0]
+            # NVIDIA's runtime-compiled image of the node's OS (any kernel), compiled on the node at start
+            assert container.image.startswith("nvcr.io/nvidia/driver:595.91.07-ubuntu"), container.image
+            assert container.args == ["init"], container.args
+        # containerd (1.7 here) loads the toolkit's drop-in only through its host path
+        toolkit_env = apps.read_namespaced_daemon_set("nvidia-container-toolkit-daemonset", "nvidia-gpu-driver")
+        toolkit_env = {e.name: e.value for e in toolkit_env.spec.template.spec.containers[0].env}
+        assert toolkit_env["RUNTIME_DROP_IN_CONFIG_HOST_PATH"] == "/etc/containerd/conf.d/99-nvidia.toml"
         # The toolkit found containerd on the GPU nodes and configures it (the OpenShift tests cover CRI-O).
         toolkit = apps.read_namespaced_daemon_set("nvidia-container-toolkit-daemonset", "nvidia-gpu-driver")
         env = {e.name: e.value for e in toolkit.spec.template.spec.containers[0].env}
