@@ -36,13 +36,13 @@ description:
     (C(<registry>/<precompiled_image>:<driver_version>-<os tag>), e.g. C(nvcr.io/nvidia/driver:595.91.07-rhel9.6))
     with the kernel modules of one kernel precompiled into C(/lib/modules/<kernel>), compiled in a first build
     stage on the Driver Toolkit (or entitled UBI) with the installer from that same image. The driver pod runs
-    C(nvidia-driver load): it installs the userspace and loads the modules without compiling. This is the
+    C(nvidia-driver load), which installs the userspace and loads the modules without compiling. This is the
     GPU Operator's OpenShift flow (driver container + Driver Toolkit sidecar, NVIDIA/gpu-driver-container
     C(rhel9/ocp_dtk_entrypoint)) with the compile done once per kernel instead of on every driver pod start,
     so a node that joins later loads prebuilt modules. Nothing is downloaded during the build.
   - The kernel module type (open or proprietary) follows the GPUs of the nodes the image is for
     (O(kernel_module_type)), not the node the build runs on.
-  - With O(strategy=runtime-compiled) (the default on plain Kubernetes) nothing is built: the reference of
+  - With O(strategy=runtime-compiled) (the default on plain Kubernetes) nothing is built; the reference of
     NVIDIA's driver image C(<registry>/<precompiled_image>:<driver_version>-<os tag>) is returned; its
     C(nvidia-driver init) compiles the modules on the node at start (any kernel of a supported OS).
   - With O(strategy=precompiled) nothing is built either; the image references of the upstream precompiled
@@ -80,7 +80,7 @@ options:
     description:
       - Kernel modules the build compiles, C(open) or C(proprietary) (passed to C(nvidia-installer
         --kernel-module-type)).
-      - C(auto) follows the GPUs of the nodes of each kernel, the way nvidia-installer recommends: open when
+      - C(auto) follows the GPUs of the nodes of each kernel, the way nvidia-installer recommends, open when
         a GPU needs them (Blackwell) or every GPU supports them (Turing and later), proprietary when a GPU
         does not support them (Volta and older); when a node's GPU is unknown, the driver branch decides
         (open from R560). The GPU is read from the GFD label C(nvidia.com/gpu.product), else from the cloud
