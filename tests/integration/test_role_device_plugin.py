@@ -26,8 +26,14 @@ from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, ta
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import catalog, manifests  # noqa: E402
-from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, RUNTIMECLASSES, labels_of  # noqa: E402
-from simopenshift.testing import Client, start_nfd_worker, wait_for  # noqa: E402
+from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, labels_of  # noqa: E402
+from simopenshift.testing import (
+    Client,
+    ensure_runtime_class,
+    remove_runtime_class,
+    start_nfd_worker,
+    wait_for,
+)  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -39,12 +45,6 @@ GPU_NODES = ("gpu-0", "gpu-1")
 KUBERNETES = {"preflight_platform": {"openshift": False, "cloud": "none"}}
 BASE = dict(KUBERNETES, device_plugin_wait_timeout=60, gpuops_expected_gpu_nodes=2)
 NFD = "feature.node.kubernetes.io/"
-RUNTIME_CLASS = {
-    "apiVersion": "node.k8s.io/v1",
-    "kind": "RuntimeClass",
-    "metadata": {"name": "nvidia"},
-    "handler": "nvidia",
-}
 
 
 def result_of(out):
@@ -105,6 +105,7 @@ def stack(k8s_cluster):
         str(r.get("msg")) for n, r in task_results(out) if n.endswith("Say what the state would do (check mode)")
     )
     assert "device_plugin: would run the device plugin DaemonSet %s" % DS in said, said
+    made_runtime_class = False
     try:
         start_nfd_worker(kube, NS)
         wait_for(lambda: all(gpu_label(kube, n) for n in GPU_NODES), 60, what="NFD labels on the GPU nodes")
@@ -123,12 +124,11 @@ def stack(k8s_cluster):
         kube.create(DAEMONSETS, manifests.toolkit(NS, node_selector={label: "true"}))
         # The toolkit role's RuntimeClass: the plugin and vectorAdd pods name it (the API server rejects a pod whose
         # RuntimeClass does not exist).
-        kube.create(RUNTIMECLASSES, RUNTIME_CLASS)
+        made_runtime_class = ensure_runtime_class(kube)
         kube.create(DAEMONSETS, manifests.gpu_feature_discovery(NS, node_selector={label: "true"}))
         yield kube
     finally:
-        if kube.get(RUNTIMECLASSES, "nvidia") is not None:
-            kube.delete(RUNTIMECLASSES, "nvidia")
+        remove_runtime_class(kube, made_runtime_class)
         for node in GPU_NODES:
             if CONFIG_LABEL in labels_of(kube.get(NODES, node)):
                 kube.patch(NODES, node, {"metadata": {"labels": {CONFIG_LABEL: None}}})
@@ -172,7 +172,7 @@ BAD_INPUTS = [
             },
             "device_plugin_default_config": "a",
         },
-        "device_plugin: device_plugin_configs: a: sharing.timeSlicing.resources[0] needs a name and replicas >= 1",
+        "device_plugin: device_plugin_configs: a: sharing.timeSlicing.resources[0] needs a name (nvidia.com/ and lowercase letters, digits, - and .) and replicas >= 2",
     ),
     (
         {

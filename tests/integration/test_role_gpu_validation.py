@@ -29,8 +29,8 @@ from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, ta
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import manifests  # noqa: E402
-from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, RUNTIMECLASSES, labels_of  # noqa: E402
-from simopenshift.testing import Client, wait_for  # noqa: E402
+from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS, labels_of  # noqa: E402
+from simopenshift.testing import Client, ensure_runtime_class, remove_runtime_class, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -107,6 +107,7 @@ def stack(k8s_cluster, fresh, tmp_path_factory):
     plugin DaemonSets (the plugin mounting a time-slicing ConfigMap of 1 replica). Removed afterwards."""
     kube = fresh
     reports = str(tmp_path_factory.mktemp("reports"))
+    made_runtime_class = False
     try:
         for name, (kernel, os_id, version) in KERNELS.items():
             kube.patch(NODES, name, {"metadata": {"labels": nfd_labels(kernel, os_id, version)}})
@@ -120,20 +121,11 @@ def stack(k8s_cluster, fresh, tmp_path_factory):
         for body in (manifests.toolkit(NS), manifests.device_plugin(NS, config_map=PLUGIN_CM)):
             kube.create(DAEMONSETS, body)
         # The toolkit role's RuntimeClass, which the validation pods name by default (gpu_validation_runtime_class).
-        kube.create(
-            RUNTIMECLASSES,
-            {
-                "apiVersion": "node.k8s.io/v1",
-                "kind": "RuntimeClass",
-                "metadata": {"name": "nvidia"},
-                "handler": "nvidia",
-            },
-        )
+        made_runtime_class = ensure_runtime_class(kube)
         wait_for(lambda: all(gpu_allocatable(kube, n) == "1" for n in GPU_NODES), 90, what="nvidia.com/gpu on both")
         yield kube, reports
     finally:
-        if kube.get(RUNTIMECLASSES, "nvidia") is not None:
-            kube.delete(RUNTIMECLASSES, "nvidia")
+        remove_runtime_class(kube, made_runtime_class)
         if kube.get(NAMESPACES, NS) is not None:
             kube.delete(NAMESPACES, NS)
         for name in GPU_NODES:

@@ -40,11 +40,16 @@ from simopenshift.kube import (
     NAMESPACES,
     NODES,
     PODS,
-    RUNTIMECLASSES,
     Resource,
     labels_of,
 )  # noqa: E402
-from simopenshift.testing import Client, start_nfd_worker, stop_nfd_worker  # noqa: E402
+from simopenshift.testing import (
+    Client,
+    ensure_runtime_class,
+    remove_runtime_class,
+    start_nfd_worker,
+    stop_nfd_worker,
+)  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -157,6 +162,7 @@ def k8s_stack(k8s_cluster):
     kube = Client(k8s_cluster.api)
     nfd_ns = "nfd-mon-" + uuid.uuid4().hex[:4]
     start_nfd_worker(kube, nfd_ns)
+    made_runtime_class = False
     try:
 
         def labelled():
@@ -172,20 +178,11 @@ def k8s_stack(k8s_cluster):
         assert failed_message(out) is None
         kube.create(DAEMONSETS, toolkit_standin())
         # The toolkit role's RuntimeClass, which the exporter pods name.
-        kube.create(
-            RUNTIMECLASSES,
-            {
-                "apiVersion": "node.k8s.io/v1",
-                "kind": "RuntimeClass",
-                "metadata": {"name": "nvidia"},
-                "handler": "nvidia",
-            },
-        )
+        made_runtime_class = ensure_runtime_class(kube)
         yield kube, gpu_nodes
     finally:
         monitoring(k8s_cluster, {"monitoring_state": "absent"})
-        if kube.get(RUNTIMECLASSES, "nvidia") is not None:
-            kube.delete(RUNTIMECLASSES, "nvidia")
+        remove_runtime_class(kube, made_runtime_class)
         if kube.get(DAEMONSETS, "test-toolkit-standin", NS) is not None:
             kube.delete(DAEMONSETS, "test-toolkit-standin", NS)
         run_role(k8s_cluster, "driver", {"driver_state": "absent"})

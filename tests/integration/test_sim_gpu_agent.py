@@ -42,6 +42,7 @@ from simopenshift.testing import (
     capacity,
     container_status,
     ensure_runtime_class,
+    make_gpu_node,
     node_label,
     pod_log,
     wait_for,
@@ -68,41 +69,8 @@ def env(kube):
     made = []
 
     def node(gpus=2, product="NVIDIA-A10G"):
-        name = "sim-gpu-%s-%d" % (tag, len(made))
-        annotations = {catalog.ANN_GPU_COUNT: str(gpus)}
-        if product:
-            annotations[catalog.ANN_GPU_PRODUCT] = product
-        kube.create(
-            NODES,
-            {
-                "metadata": {
-                    "name": name,
-                    "annotations": annotations,
-                    "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "sim-test": tag},
-                },
-                "status": {
-                    "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                    "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                    "nodeInfo": {
-                        "kernelVersion": BUILD.kernel,
-                        "osImage": BUILD.os_image,
-                        "architecture": "amd64",
-                        "operatingSystem": "linux",
-                    },
-                },
-            },
-        )
+        name = make_gpu_node(kube, "sim-gpu-%s-%d" % (tag, len(made)), {"sim-test": tag}, gpus, product, BUILD)
         made.append(name)
-        wait_for(lambda: control.node_is_ready(kube.api, name), 30, what="node %s Ready" % name)
-        wait_for(
-            lambda: not [
-                t
-                for t in kube.get(NODES, name)["spec"].get("taints") or []
-                if t["key"] == "node.kubernetes.io/not-ready"
-            ],
-            30,
-            what="not-ready taint gone",
-        )
         return name
 
     yield type("Env", (), {"ns": ns, "tag": tag, "node": staticmethod(node), "selector": {"sim-test": tag}})

@@ -15,7 +15,7 @@ import time
 
 import yaml
 
-from simopenshift import catalog, images
+from simopenshift import catalog, images, runtime
 from simopenshift.kube import annotations_of, labels_of
 
 GFD_PREFIX = "nvidia.com/"
@@ -579,23 +579,9 @@ FIRMWARE_SEARCH_PATH = "/sys/module/firmware_class/parameters/path"
 PCI_ADDRESS = "0000:00:1e.0"
 
 
-def _host_mounts(pod, container):
-    """{mount path in the container: host path} of the container's hostPath volumes."""
-    volumes = dict(
-        (v.get("name"), (v.get("hostPath") or {}).get("path"))
-        for v in (pod.get("spec") or {}).get("volumes") or []
-        if v.get("hostPath")
-    )
-    return dict(
-        (m.get("mountPath"), volumes[m.get("name")])
-        for m in container.get("volumeMounts") or []
-        if m.get("name") in volumes
-    )
-
-
 def has_firmware_mounts(pod, container):
     """The GPU Operator's two firmware mounts (assets/state-driver/0500_daemonset.yaml, commit 16b50b41a)."""
-    mounts = _host_mounts(pod, container)
+    mounts = runtime.host_mounts(pod, container)
     return mounts.get("/lib/firmware") == FIRMWARE_HOST_DIR and mounts.get(FIRMWARE_SEARCH_PATH) == FIRMWARE_SEARCH_PATH
 
 

@@ -182,17 +182,23 @@ NVML_MISSING_LOG = (
 )
 
 
-def has_driver_root(pod, container):
-    """The device plugin finds libnvidia-ml under /driver-root when the driver root is mounted there."""
+def host_mounts(pod, container):
+    """{mount path in the container: host path} of the container's hostPath volumes."""
     volumes = dict(
         (v.get("name"), (v.get("hostPath") or {}).get("path"))
         for v in (pod.get("spec") or {}).get("volumes") or []
         if v.get("hostPath")
     )
-    return any(
-        m.get("mountPath") == "/driver-root" and volumes.get(m.get("name")) in ("/run/nvidia/driver", "/")
+    return dict(
+        (m.get("mountPath"), volumes[m.get("name")])
         for m in container.get("volumeMounts") or []
+        if m.get("name") in volumes
     )
+
+
+def has_driver_root(pod, container):
+    """The device plugin finds libnvidia-ml under /driver-root when the driver root is mounted there."""
+    return host_mounts(pod, container).get("/driver-root") in ("/run/nvidia/driver", "/")
 
 
 def operand_block(pod, state, handlers, component):
@@ -229,12 +235,7 @@ def plugin_writes_cdi(plugin_pod):
     container = ((plugin_pod.get("spec") or {}).get("containers") or [{}])[0]
     if (env_of(container, "CDI_ENABLED") or "false").lower() != "true":
         return False
-    volumes = dict(
-        (v.get("name"), (v.get("hostPath") or {}).get("path"))
-        for v in (plugin_pod.get("spec") or {}).get("volumes") or []
-        if v.get("hostPath")
-    )
-    return any(volumes.get(m.get("name")) == "/var/run/cdi" for m in container.get("volumeMounts") or [])
+    return "/var/run/cdi" in host_mounts(plugin_pod, container).values()
 
 
 def workload_block(pod, state, handlers, plugin_pod, requested):

@@ -104,7 +104,9 @@ def ensure_namespace(client, name):
 def make_gpu_node(client, name, labels, gpus=1, product="Tesla-T4", build=None, timeout=30):
     """A hand-made simulated GPU node (hardware by annotation, RHCOS of ``build``), Ready and untainted."""
     build = build or catalog.cluster_build()
-    annotations = {catalog.ANN_GPU_COUNT: str(gpus), catalog.ANN_GPU_PRODUCT: product}
+    annotations = {catalog.ANN_GPU_COUNT: str(gpus)}
+    if product:
+        annotations[catalog.ANN_GPU_PRODUCT] = product
     client.create(
         NODES,
         {
@@ -137,16 +139,28 @@ def make_gpu_node(client, name, labels, gpus=1, product="Tesla-T4", build=None, 
 
 
 def ensure_runtime_class(client, name="nvidia"):
-    """The toolkit's RuntimeClass (cluster-scoped, shared by the tests): pods that name it need it to exist."""
+    """The toolkit's RuntimeClass (cluster-scoped, shared by the tests): pods that name it need it to exist.
+    True when made here."""
     from simopenshift import manifests
     from simopenshift.kube import RUNTIMECLASSES
 
-    if client.get(RUNTIMECLASSES, name) is None:
-        try:
-            client.create(RUNTIMECLASSES, manifests.runtime_class(name))
-        except Exception as exc:  # another test made it meanwhile
-            if getattr(exc, "status", None) != 409:
-                raise
+    if client.get(RUNTIMECLASSES, name) is not None:
+        return False
+    try:
+        client.create(RUNTIMECLASSES, manifests.runtime_class(name))
+    except Exception as exc:  # another test made it meanwhile
+        if getattr(exc, "status", None) != 409:
+            raise
+        return False
+    return True
+
+
+def remove_runtime_class(client, made, name="nvidia"):
+    """Delete the RuntimeClass when ``made`` (ensure_runtime_class's answer): a cluster-wide object, left as found."""
+    from simopenshift.kube import RUNTIMECLASSES
+
+    if made and client.get(RUNTIMECLASSES, name) is not None:
+        client.delete(RUNTIMECLASSES, name)
 
 
 def allow_scc(client, namespace, sa="default", scc="privileged"):
