@@ -172,7 +172,8 @@ BAD_INPUTS = [
             },
             "device_plugin_default_config": "a",
         },
-        "device_plugin: device_plugin_configs: a: sharing.timeSlicing.resources[0] needs a name (nvidia.com/ and lowercase letters, digits, - and .) and replicas >= 2",
+        "device_plugin: device_plugin_configs: a: sharing.timeSlicing.resources[0] needs a name"
+        " (nvidia.com/ and lowercase letters, digits, - and .) and replicas >= 2",
     ),
     (
         {
