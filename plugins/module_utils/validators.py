@@ -16,7 +16,7 @@ import re
 
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_LABEL_RE = re.compile(r"^{0}$".format(_DNS1123_LABEL))

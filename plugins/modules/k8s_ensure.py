@@ -92,6 +92,13 @@ options:
     description: The field manager of the server-side apply.
     type: str
     default: gpuops.cluster
+  fail_on_timeout:
+    description:
+      - With O(wait), whether a readiness timeout fails the task (the default).
+      - With C(false) the task returns RV(ready) C(false), RV(not_ready) and the message instead, so that a role
+        explains the timeout (per node, for example) without un-failing the module. Every other error still fails.
+    type: bool
+    default: true
   wait:
     description:
       - After the writes, wait until every DaemonSet, Deployment and StatefulSet of the list is ready, every Job
@@ -173,6 +180,16 @@ diff:
   returned: when diff mode is on
   type: list
   elements: dict
+ready:
+  description: Whether everything waited for became ready (C(false) only with O(fail_on_timeout=false)).
+  returned: when O(wait) is true and something was written or waited for, in a present run
+  type: bool
+not_ready:
+  description: The objects (or MachineConfig pools) still not ready at the timeout, with their state.
+  returned: when O(wait) is true, in a present run
+  type: list
+  elements: str
+  sample: ["DaemonSet nvidia-gpu-driver/nvidia-device-plugin-daemonset (1/2 ready)"]
 progress:
   description: What happened while writing and waiting, with the time since the start.
   returned: always
@@ -205,6 +222,7 @@ def argument_spec():
             options=dict(kind=dict(type="str", required=True), api_version=dict(type="str", default="v1")),
         ),
         field_manager=dict(type="str", default="gpuops.cluster"),
+        fail_on_timeout=dict(type="bool", default=True),
     )
 
 

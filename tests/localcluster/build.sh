@@ -8,6 +8,11 @@
 #   KUBEBUILDER_ASSETS=/dir  (etcd, kube-apiserver; the rest are still needed)
 #   GPUOPS_BIN_DIR=/dir      (all six)
 # Prints the directory holding all six binaries (symlinks) on stdout.
+#
+# Builds of several checkouts may share the cache at the same time: each component is built under an
+# exclusive flock (cache/bin/.<component>-v<version>.lock) into a temporary directory of its own
+# (mktemp -d next to the target) and moved into place when complete; a build that waited for the lock
+# finds the binaries there and reuses them.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=/dev/null
@@ -17,6 +22,27 @@ export GOTOOLCHAIN=local CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 
 log() { echo "[build] $*" >&2; }
+
+# locked <lock name> <command...>: run the command holding an exclusive flock on $cache/bin/.<name>.lock.
+locked() {
+  local lock=$cache/bin/.$1.lock; shift
+  mkdir -p "$cache/bin"
+  if ! command -v flock >/dev/null; then
+    log "flock not found (util-linux): building without the cache lock"
+    ("$@")
+    return
+  fi
+  (
+    flock 9
+    "$@"
+  ) 9>>"$lock"
+}
+
+# install_dir <temporary dir> <target dir>: put a finished build in place.
+install_dir() {
+  chmod 755 "$1"
+  rm -rf "$2" && mv "$1" "$2"
+}
 
 need() {
   command -v go >/dev/null || { log "go is required to build the control plane (or set GPUOPS_BIN_DIR)"; exit 1; }
@@ -44,23 +70,26 @@ build_k8s() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=v$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=$d"
   done
-  mkdir -p "$k8s_dir.tmp"
-  (cd "$here/go/kubernetes" && go build -trimpath -ldflags "$ld" -o "$k8s_dir.tmp/" \
+  tmp=$(mktemp -d "$k8s_dir.tmp.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$here/go/kubernetes" && go build -trimpath -ldflags "$ld" -o "$tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
-  rm -rf "$k8s_dir" && mv "$k8s_dir.tmp" "$k8s_dir"
+  install_dir "$tmp" "$k8s_dir"
 }
 
 build_etcd() {
-  mkdir -p "$etcd_dir.tmp"
-  (cd "$here/go/etcd" && go build -trimpath -ldflags "-s -w" -o "$etcd_dir.tmp/etcd" go.etcd.io/etcd/server/v3)
-  rm -rf "$etcd_dir" && mv "$etcd_dir.tmp" "$etcd_dir"
+  tmp=$(mktemp -d "$etcd_dir.tmp.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$here/go/etcd" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
+  install_dir "$tmp" "$etcd_dir"
 }
 
 build_kwok() {
-  mkdir -p "$kwok_dir.tmp"
-  (cd "$here/go/kwok" && go build -trimpath -ldflags "-s -w" -o "$kwok_dir.tmp/kwok" sigs.k8s.io/kwok/cmd/kwok)
-  rm -rf "$kwok_dir" && mv "$kwok_dir.tmp" "$kwok_dir"
+  tmp=$(mktemp -d "$kwok_dir.tmp.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$here/go/kwok" && go build -trimpath -ldflags "-s -w" -o "$tmp/kwok" sigs.k8s.io/kwok/cmd/kwok)
+  install_dir "$tmp" "$kwok_dir"
 }
 
 if [ -n "${GPUOPS_BIN_DIR:-}" ]; then
@@ -77,16 +106,37 @@ if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver"
   etcd_dir=$KUBEBUILDER_ASSETS
 fi
 
-if [ ! -x "$k8s_dir/kube-apiserver" ] || [ ! -x "$k8s_dir/kubectl" ]; then need; log "building Kubernetes v$KUBERNETES_VERSION (cold build: tens of minutes on 2 cores)"; timed kubernetes build_k8s; fi
-if [ ! -x "$etcd_dir/etcd" ]; then need; log "building etcd v$ETCD_VERSION"; timed etcd build_etcd; fi
-if [ ! -x "$kwok_dir/kwok" ]; then need; log "building kwok v$KWOK_VERSION"; timed kwok build_kwok; fi
+k8s_built() { [ -x "$k8s_dir/kube-apiserver" ] && [ -x "$k8s_dir/kube-controller-manager" ] && [ -x "$k8s_dir/kube-scheduler" ] && [ -x "$k8s_dir/kubectl" ]; }
+etcd_built() { [ -x "$etcd_dir/etcd" ]; }
+kwok_built() { [ -x "$kwok_dir/kwok" ]; }
 
-mkdir -p "$out"
-for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  k=$k8s_dir/$b
-  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ "$b" = kube-apiserver ] && [ -x "$KUBEBUILDER_ASSETS/$b" ]; then k=$KUBEBUILDER_ASSETS/$b; fi
-  ln -sfn "$k" "$out/$b"
-done
-ln -sfn "$etcd_dir/etcd" "$out/etcd"
-ln -sfn "$kwok_dir/kwok" "$out/kwok"
+# build_if_missing <lock name> <log name> <what> <is-built function> <build function>: build under the lock
+# unless it is there, checking again once the lock is held (another checkout may have built it meanwhile).
+build_if_missing() {
+  "$4" && return 0
+  need
+  locked "$1" build_locked "$2" "$3" "$4" "$5"
+}
+build_locked() {
+  if "$3"; then log "$2: built meanwhile by another build; reusing it"; return 0; fi
+  log "building $2"
+  timed "$1" "$4"
+}
+
+build_if_missing "kubernetes-v$KUBERNETES_VERSION" kubernetes "Kubernetes v$KUBERNETES_VERSION (cold build: tens of minutes on 2 cores)" k8s_built build_k8s
+build_if_missing "etcd-v$ETCD_VERSION" etcd "etcd v$ETCD_VERSION" etcd_built build_etcd
+build_if_missing "kwok-v$KWOK_VERSION" kwok "kwok v$KWOK_VERSION" kwok_built build_kwok
+
+link_current() {
+  local b k
+  mkdir -p "$out"
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    k=$k8s_dir/$b
+    if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ "$b" = kube-apiserver ] && [ -x "$KUBEBUILDER_ASSETS/$b" ]; then k=$KUBEBUILDER_ASSETS/$b; fi
+    ln -sfn "$k" "$out/$b"
+  done
+  ln -sfn "$etcd_dir/etcd" "$out/etcd"
+  ln -sfn "$kwok_dir/kwok" "$out/kwok"
+}
+locked "$(basename "$out")" link_current
 echo "$out"

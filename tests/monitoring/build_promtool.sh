@@ -8,6 +8,9 @@
 #   ${GPUOPS_CACHE_DIR:-~/.cache/gpuops-localcluster}/bin/promtool-<version>/promtool
 # A user who already has promtool can point at it instead: PROMTOOL=/path/to/promtool.
 # Prints the path of the promtool binary on stdout.
+# Concurrent builds (several checkouts, one cache) take an exclusive flock on cache/bin/.promtool-<key>.lock and
+# build into a temporary directory of their own (mktemp -d), as tests/localcluster/build.sh does; one that waited
+# finds promtool built and reuses it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mod=$here/../localcluster/go/promtool
@@ -29,13 +32,28 @@ version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2 }' "$mod/go.m
 # build takes ~3 min on 2 cores instead of ~13 min of CPU.
 tags=remove_all_sd
 dir=$cache/bin/promtool-$version-$tags
-if [ ! -x "$dir/promtool" ]; then
-  command -v go >/dev/null || { log "go is required to build promtool (or set PROMTOOL)"; exit 1; }
+build() {
+  local start
+  if [ -x "$dir/promtool" ]; then log "promtool: built meanwhile by another build; reusing it"; return 0; fi
   log "building promtool $version (cold build: a few minutes on 2 cores)"
   start=$(date +%s)
-  mkdir -p "$dir.tmp"
-  (cd "$mod" && go build -tags "$tags" -trimpath -ldflags "-s -w" -o "$dir.tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
-  rm -rf "$dir" && mv "$dir.tmp" "$dir"
+  tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$mod" && go build -tags "$tags" -trimpath -ldflags "-s -w" -o "$tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
+  chmod 755 "$tmp"
+  rm -rf "$dir" && mv "$tmp" "$dir"
   log "promtool built in $(( $(date +%s) - start ))s"
+}
+if [ ! -x "$dir/promtool" ]; then
+  command -v go >/dev/null || { log "go is required to build promtool (or set PROMTOOL)"; exit 1; }
+  mkdir -p "$cache/bin"
+  if command -v flock >/dev/null; then
+    (
+      flock 9
+      build
+    ) 9>>"$cache/bin/.$(basename "$dir").lock"
+  else
+    (build)
+  fi
 fi
 echo "$dir/promtool"

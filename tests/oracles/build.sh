@@ -8,6 +8,9 @@
 # tests/monitoring/build_promtool.sh build theirs. Cached outside the repo, keyed by the upstream version (and, for
 # the two programs of ours, a digest of their wrapper module, so an edit rebuilds them):
 #   ${GPUOPS_CACHE_DIR:-~/.cache/gpuops-localcluster}/bin/<name>-v<version>[-<digest>]/<name>
+# Concurrent builds (several checkouts, one cache) take an exclusive flock on cache/bin/.<name>-v<version>[-<digest>].lock
+# per program and build into a temporary directory of their own (mktemp -d), as tests/localcluster/build.sh does;
+# one that waited finds the program built and reuses it.
 # Usage: build.sh            build what is missing; print "<name> <path>" per program on stdout
 #        build.sh --locate   build nothing; print the same, exit 1 naming what is missing (the tests use this)
 set -euo pipefail
@@ -32,6 +35,22 @@ programs=(
   "containerd-2.2 go/containerd-2.2 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
 )
 
+# build <name> <wrapper module> <package> <cgo> <upstream> <version> <cache dir>, holding the program's lock.
+build() {
+  local name=$1 mod=$2 pkg=$3 cgo=$4 upstream=$5 version=$6 dir=$7 start
+  if [ -x "$dir/$name" ]; then log "$name: built meanwhile by another build; reusing it"; return 0; fi
+  log "building $name ($upstream $version)"
+  start=$(date +%s)
+  tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  # -trimpath -s -w: no local paths, no symbol tables (smaller, faster link); cgo warnings of go-nvml's
+  # generated code are not ours to fix, hence CGO_CFLAGS=-w.
+  (cd "$here/$mod" && CGO_ENABLED=$cgo CGO_CFLAGS="-O2 -w" go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "$pkg")
+  chmod 755 "$tmp"
+  rm -rf "$dir" && mv "$tmp" "$dir"
+  log "$name built in $(( $(date +%s) - start ))s"
+}
+
 missing=()
 total_start=$(date +%s)
 for entry in "${programs[@]}"; do
@@ -50,14 +69,15 @@ for entry in "${programs[@]}"; do
       continue
     fi
     command -v go >/dev/null || { log "go is required to build $name"; exit 1; }
-    log "building $name ($upstream $version)"
-    start=$(date +%s)
-    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-    # -trimpath -s -w: no local paths, no symbol tables (smaller, faster link); cgo warnings of go-nvml's
-    # generated code are not ours to fix, hence CGO_CFLAGS=-w.
-    (cd "$here/$mod" && CGO_ENABLED=$cgo CGO_CFLAGS="-O2 -w" go build -trimpath -ldflags "-s -w" -o "$dir.tmp/$name" "$pkg")
-    rm -rf "$dir" && mv "$dir.tmp" "$dir"
-    log "$name built in $(( $(date +%s) - start ))s"
+    mkdir -p "$cache/bin"
+    if command -v flock >/dev/null; then
+      (
+        flock 9
+        build "$name" "$mod" "$pkg" "$cgo" "$upstream" "$version" "$dir"
+      ) 9>>"$cache/bin/.$key.lock"
+    else
+      (build "$name" "$mod" "$pkg" "$cgo" "$upstream" "$version" "$dir")
+    fi
   fi
   echo "$name $dir/$name"
 done

@@ -193,5 +193,6 @@ def wait_pools(client, items, timeout, sleep, progress, present=True, clock=time
                 "machineconfiguration.openshift.io/state, or raise wait_timeout.".format(timeout, "; ".join(late)),
                 param="wait_timeout",
                 progress=progress.events,
+                late=late,
             )
         pause(sleep)

@@ -116,5 +116,6 @@ def wait_all(client, items, timeout, sleep, progress, absent=False):
             ),
             param="wait_timeout",
             progress=progress.events,
+            late=late,
         )
     return longest

@@ -132,6 +132,21 @@ def _result(items, stale, diff_mode):
     return result
 
 
+def _wait_ready(client, items, timeout, sleep, progress, params, result):
+    """Workloads ready, then MachineConfig pools rolled out. With ``fail_on_timeout: false`` a timeout is a
+    result (``ready: false``, ``not_ready`` and the message) instead of a failure, so that a role can explain
+    it per node without un-failing the module."""
+    try:
+        wait_all(client, items, timeout, sleep, progress)
+        wait_pools(client, items, timeout, sleep, progress, present=True)
+    except GpuopsError as exc:
+        if params.get("fail_on_timeout", True) or exc.param != "wait_timeout":
+            raise
+        result.update(ready=False, msg=str(exc), not_ready=exc.details.get("late", []))
+        return
+    result.update(ready=True, not_ready=[])
+
+
 def run(module, client, svc):
     params = module.params
     started = time.monotonic()
@@ -144,8 +159,7 @@ def run(module, client, svc):
             converge(client, items, params["field_manager"], timeout, sleep, progress)
             remove(client, stale, timeout, sleep, progress)
             if params["wait"]:
-                wait_all(client, items, timeout, sleep, progress)
-                wait_pools(client, items, timeout, sleep, progress, present=True)
+                _wait_ready(client, items, timeout, sleep, progress, params, result)
         else:
             doomed = [i for i in reversed(items) if i.action == "deleted"]
             remove(client, doomed, timeout, sleep, progress)
