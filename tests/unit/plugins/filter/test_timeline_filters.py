@@ -64,3 +64,16 @@ def test_state_inputs_filter():
     assert [r["name"] for r in res["msg"]] == ["driver", "nfd"] and all(len(r["inputs"]) == 32 for r in res["msg"])
     res = template("'driver' | gpuops.cluster.state_inputs({})")
     assert res.get("failed") and "expects a list of state names" in res["msg"], res
+
+
+def test_input_problems_filter_pairs_values_with_rules_in_order_and_refuses_misuse():
+    rules = "{'a': 'dns_label', 'b': 'tag'}"
+    assert template(rules + " | gpuops.cluster.input_problems('r', ['ok', 'v1'])")["msg"] == []
+    res = template(rules + " | gpuops.cluster.input_problems('r', ['ok', 'v 1'])")
+    assert res["msg"] == ["r: b must be an image tag such as v0.20.0, got v 1."], res
+    res = template(rules + " | gpuops.cluster.input_problems('r', ['ok'])")
+    assert res.get("failed") and "one value per rule" in res["msg"], res
+    res = template("{'a': 'dns'} | gpuops.cluster.input_problems('r', ['x'])")
+    assert res.get("failed") and "unknown input rule 'dns'" in res["msg"], res
+    res = template("'GPU' is gpuops.cluster.dns_label")
+    assert res["msg"] is False, res

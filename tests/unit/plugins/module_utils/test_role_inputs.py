@@ -1,9 +1,7 @@
-"""The input rules the roles share (module_utils/role_inputs.py), through the filter and the Jinja tests."""
+"""The input rules the roles share (module_utils/role_inputs.py) and the Jinja tests over them (the filter: tests/unit/plugins/filter)."""
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.filter.input_problems import input_problems as filter_problems
 from ansible_collections.gpuops.cluster.plugins.module_utils.role_inputs import input_problems
 from ansible_collections.gpuops.cluster.plugins.test.inputs import TestModule as JinjaTests
 
@@ -72,13 +70,3 @@ def test_labels_and_tolerations_are_checked_whole():
         input_problems("r", rules, {"sel": {"nvidia.com/gpu.present": "true"}, "tol": [{"operator": "Exists"}]}) == []
     )
     assert len(input_problems("r", rules, {"sel": {"bad key!": "x"}, "tol": "key=value"})) == 2
-
-
-def test_the_filter_pairs_values_with_rules_in_order_and_refuses_misuse():
-    rules = {"a": "dns_label", "b": "tag"}
-    assert filter_problems(rules, "r", ["ok", "v1"]) == []
-    assert filter_problems(rules, "r", ["ok", "v 1"]) == ["r: b must be an image tag such as v0.20.0, got v 1."]
-    with pytest.raises(AnsibleFilterError, match="one value per rule"):
-        filter_problems(rules, "r", ["ok"])
-    with pytest.raises(AnsibleFilterError, match="unknown input rule 'dns'"):
-        filter_problems({"a": "dns"}, "r", ["x"])
