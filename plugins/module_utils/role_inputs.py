@@ -129,8 +129,9 @@ def _shown(value):
 def input_problems(role, rules, values):
     """One message per variable of ``rules`` whose value in ``values`` breaks its rule.
 
-    ``rules`` maps a variable to a rule name or a dict ``{rule, min, max, root, alias, what}``:
-    ``alias`` names the collection-wide variable it falls back to, ``what`` replaces the rule's wording.
+    ``rules`` maps a variable to a rule name or a dict ``{rule, min, max, root, empty, alias, what}``: ``empty``
+    also accepts "", ``alias`` names the collection-wide variable it falls back to, ``what`` replaces the rule's
+    wording.
     """
     out = []
     for name in rules:
@@ -140,7 +141,7 @@ def input_problems(role, rules, values):
             raise ValueError("{0}: unknown input rule {1!r} for {2}".format(role, rule["rule"], name))
         check, what = RULES[rule["rule"]]
         value = values.get(name)
-        if check(value, rule):
+        if check(value, rule) or (rule.get("empty") and value == ""):
             continue
         what = rule.get("what") or what.format(
             min=rule.get("min", 1 if rule["rule"] == "seconds" else 0), max=rule.get("max")

@@ -8,6 +8,7 @@ This runs the role's own files through ansible-core's Templar (the engine ansibl
 
 - variables: the role's defaults/main.yml and vars/main.yml, loaded as Ansible loads them (trusted templates), then
   the caller's inputs (extra vars, which win over both);
+- the role's meta/argument_specs.yml first, as ansible-core validates it before the role's first task;
 - tasks/preflight.yml in order: every ``set_fact`` is evaluated (task ``vars`` and ``when`` included), every
   ``assert`` is checked (the first false one is the role's refusal, with its rendered ``fail_msg``); ``debug`` tasks
   and the platform detection (skipped: ``preflight_platform`` is given) do nothing; a task that reads the cluster
@@ -23,6 +24,7 @@ __metaclass__ = type
 
 import os
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar, trust_as_template
@@ -38,6 +40,9 @@ NO_OP_ACTIONS = {"ansible.builtin.debug", "debug"}
 SET_FACT = {"ansible.builtin.set_fact", "set_fact"}
 ASSERT = {"ansible.builtin.assert", "assert"}
 INCLUDE_ROLE = {"ansible.builtin.include_role", "include_role"}
+SHARED_STATE = {"name": "gpuops.cluster.preflight", "tasks_from": "state.yml"}
+# The argument spec keys ansible-core's role validation hands to ArgumentSpecValidator (descriptions are docs).
+SPEC_KEYS = ("type", "elements", "choices", "required", "options", "no_log", "aliases")
 TASK_KEYWORDS = {
     "name",
     "when",
@@ -95,6 +100,9 @@ class RoleRun(object):
         facts = {}
         for rel in ("defaults/main.yml", "vars/main.yml"):
             facts.update(self.loader.load_from_file(os.path.join(self.path, rel), trusted_as_template=True) or {})
+        # The vars of tasks/main.yml's blocks are in scope for the phase files they import.
+        for task in self.loader.load_from_file(os.path.join(self.path, "tasks", "main.yml"), trusted_as_template=True):
+            facts.update(task.get("vars") or {} if "block" in task else {})
         facts.update(_trust(dict(inputs)))
         facts.setdefault("ansible_check_mode", check_mode)
         self.facts = facts
@@ -105,8 +113,24 @@ class RoleRun(object):
         variables.update(extra or {})
         return Templar(loader=self.loader, variables=variables)
 
+    def validate_arguments(self):
+        """What ansible-core does before a role's first task: its meta/argument_specs.yml (entry point main) over the
+        role's variables; raises Refused with ansible's message."""
+        specs = self.loader.load_from_file(os.path.join(self.path, "meta", "argument_specs.yml"))
+        options = specs["argument_specs"]["main"].get("options") or {}
+        spec = {name: {k: v for k, v in opt.items() if k in SPEC_KEYS} for name, opt in options.items()}
+        templar = self.templar()
+        provided = {name: templar.template(self.facts[name]) for name in options if name in self.facts}
+        result = ArgumentSpecValidator(spec).validate(provided)
+        if result.error_messages:
+            raise Refused(
+                "Validating arguments against arg spec main",
+                "Validation of arguments failed:\n" + "\n".join(result.error_messages),
+            )
+
     def preflight(self):
-        """Evaluate tasks/preflight.yml; raises Refused at the first failing assert."""
+        """Evaluate the argument spec, then tasks/preflight.yml; raises Refused at the first failing check."""
+        self.validate_arguments()
         tasks = self.loader.load_from_file(os.path.join(self.path, "tasks", "preflight.yml"), trusted_as_template=True)
         for task in tasks:
             self._run(task)
@@ -128,9 +152,13 @@ class RoleRun(object):
                     raise Refused(
                         task.get("name"), templar.template(args.get("fail_msg", args.get("msg", "assert failed")))
                     )
+        elif action in INCLUDE_ROLE and task[action] == SHARED_STATE:
+            # The shared state prologue (the platform, the GPU nodes once per run): its facts are inputs.
+            missing = [f for f in ("preflight_platform", "preflight_gpu_nodes") if f not in self.facts]
+            if missing:
+                raise AssertionError("%s: give %s as inputs (roles/preflight/tasks/state.yml)" % (self.role, missing))
         elif action in NO_OP_ACTIONS or action in INCLUDE_ROLE:
-            # include_role: only the platform detection, skipped by its `when` (preflight_platform is an input);
-            # reaching here means a new include the oracle does not know.
+            # Any other include is one the oracle does not know.
             if action in INCLUDE_ROLE:
                 raise AssertionError(
                     "%s: task %r includes a role; give its facts as inputs" % (self.role, task.get("name"))

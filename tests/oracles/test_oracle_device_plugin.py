@@ -34,19 +34,18 @@ import role_render
 import yaml
 from oracle_bins import oracle
 
+from ansible_collections.gpuops.cluster.plugins.module_utils import device_plugin
+
 TEMPLATE = os.path.join(role_render.ROLES, "device_plugin", "templates", "device_plugin.yaml.j2")
 # How the template writes one config into the ConfigMap (templates/device_plugin.yaml.j2); a refused input has no
 # rendered ConfigMap, so its config is serialized with this same filter call.
 CONFIGMAP_FILTER = "to_nice_yaml(indent=2, sort_keys=false)"
 # Stand-ins for the preflight's cluster reads: one containerd GPU node, no node labelled with a config key.
-RESULTS = {
-    "__device_plugin_nfd": {
-        "nodes": [{"name": "gpu-0", "gpu": True, "container_runtime": "containerd://2.2.0"}],
-        "gpu_nodes": ["gpu-0"],
-    },
-    "__device_plugin_labelled": {"resources": []},
+RESULTS = {"__device_plugin_labelled": {"resources": []}}
+BASE = {
+    "preflight_platform": {"openshift": False},
+    "preflight_gpu_nodes": [{"name": "gpu-0", "gpu": True, "container_runtime": "containerd://2.2.0"}],
 }
-BASE = {"preflight_platform": {"openshift": False}}
 PLUGIN = "nvidia-device-plugin"
 # k8s-device-plugin api/config/v1/resources.go: DefaultSharedRename appends ".shared".
 SHARED_SUFFIX = ".shared"
@@ -212,7 +211,7 @@ def refused_config_text(facts, key):
             "config | " + CONFIGMAP_FILTER in f.read()
         ), "the ConfigMap line of the template changed: update CONFIGMAP_FILTER"
     templar = role_render.Templar(
-        loader=role_render.DataLoader(), variables={"cfg": facts["__device_plugin_configs"][key]}
+        loader=role_render.DataLoader(), variables={"cfg": facts["__device_plugin"]["configs"][key]}
     )
     return templar.template(role_render.trust_as_template("{{ cfg | %s }}" % CONFIGMAP_FILTER))
 
@@ -308,16 +307,26 @@ def test_generated_mig_strategy_the_role_refuses_the_plugin_refuses(dpconfig, tm
     run = role_render.RoleRun("device_plugin", inputs, RESULTS)
     with pytest.raises(role_render.Refused) as refused:
         run.preflight()
-    assert "device_plugin_mig_strategy must be one of none, single, mixed" in refused.value.message
+    # ansible-core's argument spec validation refuses it before the role's first task (choices).
+    assert "device_plugin_mig_strategy must be one of: none, single, mixed" in refused.value.message
+    # The config the role's generator would write past the refusal (module_utils/device_plugin.py).
+    names = role_render.RoleRun("device_plugin", inputs, RESULTS).facts["_device_plugin_plan_inputs"]
+    configs = device_plugin.render_configs({n: run.templar().template(run.facts[n]) for n in names})
+    run.facts["__device_plugin"] = {"configs": configs}
     rc, out = load(dpconfig, tmp_path, refused_config_text(run.facts, "default"), {"MIG_STRATEGY": "auto"})
     assert rc == 3 and "unknown MIG strategy: auto" in out, (rc, out)
 
 
 def test_generated_replicas_below_one_is_refused_by_the_role():
     """replicas 0: the role refuses it (and never generates a config for <= 1: the plugin's minimum is 2)."""
-    for replicas in (0, -1, "four"):
+    for replicas in (0, -1):
         run = role_render.RoleRun("device_plugin", dict(BASE, device_plugin_time_slicing_replicas=replicas), RESULTS)
         with pytest.raises(role_render.Refused) as refused:
             run.preflight()
         assert "device_plugin_time_slicing_replicas must be a whole number >= 1" in refused.value.message
-        assert run.facts["__device_plugin_configs"] == {}
+        assert run.facts["__device_plugin"]["configs"] == {}
+    # Not a number: ansible-core's argument spec (type int) refuses it before the role's first task.
+    run = role_render.RoleRun("device_plugin", dict(BASE, device_plugin_time_slicing_replicas="four"), RESULTS)
+    with pytest.raises(role_render.Refused) as refused:
+        run.preflight()
+    assert "device_plugin_time_slicing_replicas" in refused.value.message and "int" in refused.value.message

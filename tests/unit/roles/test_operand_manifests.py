@@ -158,11 +158,13 @@ def test_collection_wide_knobs_reach_the_toolkit():
 
 def plugin(runtime_class="nvidia", strategy="cdi-annotations,cdi-cri", configs=None, **overrides):
     facts = {
-        "__device_plugin_configs": configs or {},
-        "__device_plugin_openshift": False,
-        "__device_plugin_checksum": "0" * 64,
-        "__device_plugin_runtime_class": runtime_class,
-        "__device_plugin_list_strategy": strategy,
+        "__device_plugin": {
+            "configs": configs or {},
+            "checksum": "0" * 64,
+            "runtime_class": runtime_class,
+            "list_strategy": strategy,
+        },
+        "preflight_platform": {"openshift": False},
     }
     return pod_spec(render("device_plugin", "device_plugin.yaml.j2", facts, **overrides))
 

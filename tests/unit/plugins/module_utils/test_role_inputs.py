@@ -70,3 +70,9 @@ def test_labels_and_tolerations_are_checked_whole():
         input_problems("r", rules, {"sel": {"nvidia.com/gpu.present": "true"}, "tol": [{"operator": "Exists"}]}) == []
     )
     assert len(input_problems("r", rules, {"sel": {"bad key!": "x"}, "tol": "key=value"})) == 2
+
+
+def test_empty_is_accepted_only_where_the_rule_says():
+    assert input_problems("r", {"v": {"rule": "dns_label", "empty": True}}, {"v": ""}) == []
+    assert input_problems("r", {"v": {"rule": "dns_label", "empty": True}}, {"v": "A"}) != []
+    assert input_problems("r", {"v": "dns_label"}, {"v": ""}) != []
