@@ -271,7 +271,7 @@ BAD_INPUTS = [
 PREFLIGHT_STOPS = (
     "Stop on a bad container toolkit input",
     "Stop on a bad GPU feature discovery input",
-    "Check the sharing ConfigMap and its default key exist",
+    "Check the GPU nodes, the namespace and the sharing ConfigMap exist",
 )
 
 
