@@ -54,14 +54,12 @@ NS = {"resources": [{"metadata": {"name": "nvidia-gpu-driver"}}]}
 def installer_pod(runtime, **inputs):
     """(env, [(mountPath, hostPath)]) of the installer container the container_toolkit role renders."""
     scheme = {"containerd": "containerd://2.2.9", "crio": "cri-o://1.34.0"}[runtime]
-    results = {
-        "__container_toolkit_nfd": {
-            "nodes": [{"name": "gpu-0", "gpu": True, "container_runtime": scheme}],
-            "gpu_nodes": ["gpu-0"],
-        },
-        "__container_toolkit_ns": NS,
+    results = {"__container_toolkit_ns": NS}
+    base = {
+        "preflight_platform": {"openshift": runtime == "crio"},
+        "preflight_gpu_nodes": [{"name": "gpu-0", "gpu": True, "container_runtime": scheme}],
+        "container_toolkit_runtime": runtime,
     }
-    base = {"preflight_platform": {"openshift": runtime == "crio"}, "container_toolkit_runtime": runtime}
     base.update(inputs)
     _facts, objs = role_render.render("container_toolkit", base, results)
     ds = role_render.find(objs, "DaemonSet")
