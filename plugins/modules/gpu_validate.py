@@ -219,6 +219,13 @@ options:
   report_markdown:
     description: Write the report as a Markdown table to this file.
     type: path
+  settle_timeout:
+    description:
+      - With only the read-only checks (C(allocatable), C(driver)), read again every O(wait_sleep) seconds until every
+        node passes or this many seconds have passed; the result is the last reading. C(0) reads once.
+      - For the moment after a rollout, when a device plugin turns Ready just before it registers its GPUs with the kubelet.
+    type: int
+    default: 0
   fail_on_error:
     description: Fail when a node fails a check. With C(false) the result carries RV(passed) and RV(failures) instead.
     type: bool

@@ -99,6 +99,7 @@ def argument_spec():
         report_junit=dict(type="path"),
         report_markdown=dict(type="path"),
         fail_on_error=dict(type="bool", default=True),
+        settle_timeout=dict(type="int", default=0),
         previous_record=dict(type="dict"),
         force=dict(type="bool", default=False),
     )
@@ -179,6 +180,10 @@ def _selectors(params, cfg):
         )
 
 
+# Checks that only read (no pod started), which settle_timeout may repeat.
+READ_ONLY_CHECKS = ("allocatable", "driver")
+
+
 def _wait(params, cfg):
     timeout, sleep = wait_params("gpu_validate", params)
     if params.get("wait_sleep") is not None:
@@ -250,6 +255,16 @@ def validate_params(params):
     _pod_options(params, cfg)
     _wait(params, cfg)
     cfg["fail_on_error"] = params.get("fail_on_error", True)
+    cfg["settle_timeout"] = params.get("settle_timeout") or 0
+    if cfg["settle_timeout"] < 0:
+        raise GpuopsError("must be 0 (read once) or a number of seconds", param="settle_timeout")
+    if cfg["settle_timeout"] and set(cfg["checks"]) - set(READ_ONLY_CHECKS):
+        raise GpuopsError(
+            "applies to the read-only checks ({0}) only: run the pod checks in a task of their own".format(
+                ", ".join(READ_ONLY_CHECKS)
+            ),
+            param="settle_timeout",
+        )
     previous = params.get("previous_record")
     cfg["previous_record"] = None if previous is None else parse_record(previous)
     cfg["force"] = bool(params.get("force"))

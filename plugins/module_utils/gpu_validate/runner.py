@@ -39,6 +39,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
     PASS,
     RUN_LABEL,
     SKIP,
+    UNREACHABLE,
     WORKLOAD_CHECKS,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.metrics import metrics_for
@@ -365,20 +366,34 @@ def result_of(module, cfg, report, progress, leftovers, record=None):
     return result
 
 
+def _unsettled(results):
+    """The nodes whose read-only checks do not pass yet."""
+    return sorted(
+        name for name, checks in results.items() if any(c.get("status") in (FAIL, UNREACHABLE) for c in checks.values())
+    )
+
+
 def run(module, client, svc):
     """gpu_validate: validate, read, (create pods, follow, read logs, delete), report."""
     cfg = validate_params(module.params)
     progress = Progress(module)
     started_wall = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.monotonic()
-    nodes = select_nodes(cfg, client, svc)
     check_namespaces(cfg, client, svc)
     pod_api = svc.find_resource("Pod", "v1", fail=True)
-    results = dict((n["metadata"]["name"], {NODE_CHECK: check_node_ready(n)}) for n in nodes)
-    expected = dict((n["metadata"]["name"], physical_gpus(n, cfg["expected_gpus"])) for n in nodes)
-    progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
     core = core_api(client)
-    exporter_pods, driver_pods, plugin_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)
+    settle_until = time.monotonic() + cfg["settle_timeout"]
+    while True:
+        nodes = select_nodes(cfg, client, svc)
+        results = dict((n["metadata"]["name"], {NODE_CHECK: check_node_ready(n)}) for n in nodes)
+        expected = dict((n["metadata"]["name"], physical_gpus(n, cfg["expected_gpus"])) for n in nodes)
+        progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
+        exporter_pods, driver_pods, plugin_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)
+        # settle_timeout: a device plugin registers its GPUs with the kubelet just after it turns Ready.
+        if not _unsettled(results) or time.monotonic() + cfg["wait_sleep"] > settle_until:
+            break
+        progress("not yet: {0}; reading again in {1}s".format(", ".join(_unsettled(results)), cfg["wait_sleep"]))
+        time.sleep(cfg["wait_sleep"])
     fingerprints, plan = plan_incremental(cfg, client, svc, nodes, driver_pods, plugin_pods)
     bodies, owner = plan_workloads(cfg, nodes, results, module.check_mode, plan)
 

@@ -46,6 +46,8 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
         ({"report_junit": "/"}, "report_junit"),
         ({"parallel": 0}, "parallel"),
         ({"checks": ["metrics"], "metrics_selector": None}, "metrics_selector"),
+        ({"settle_timeout": -1, "checks": ["allocatable"]}, "settle_timeout"),
+        ({"settle_timeout": 10, "checks": ["allocatable", "vectoradd"]}, "settle_timeout"),
     ],
 )
 def test_bad_params_name_the_parameter(override, param):
