@@ -209,67 +209,55 @@ def _patch_one(client, resource, name, taints, state):
     return node, []  # pragma: no cover - the loop returns or raises
 
 
-def run(module, client, svc):
-    """node_taints: one list request, then JSON patches in parallel where needed."""
-    started = time.monotonic()
-    params = module.params
-    state = params["state"]
-    taints = check_taints(params["taints"])
+def _select(params, client, resource, state):
+    """The nodes to look at: those named, or (absent without names) every node this module tainted."""
     names = params.get("node_names")
     if state == "present" and not names:
         raise GpuopsError("is empty; list the nodes to taint (state=present needs them).", param="node_names")
-    resource = svc.find_resource("Node", "v1", fail=True)
     nodes = list_items(client, resource)
     by_name = dict((name_of(n), n) for n in nodes)
-    if names:
-        missing = sorted(set(names) - set(by_name))
-        if missing:
-            raise GpuopsError("no Node named {0}.".format(", ".join(missing)), param="node_names")
-        selected = [by_name[n] for n in sorted(set(names))]
-    else:
-        selected = [n for n in sorted(nodes, key=name_of) if recorded(n)]
+    if not names:
+        return [n for n in sorted(nodes, key=name_of) if recorded(n)]
+    missing = sorted(set(names) - set(by_name))
+    if missing:
+        raise GpuopsError("no Node named {0}.".format(", ".join(missing)), param="node_names")
+    return [by_name[n] for n in sorted(set(names))]
 
-    planned = []
-    for node in selected:
-        ops, changes = plan(node, taints, state)
-        if ops:
-            planned.append((node, ops, changes))
 
-    result = {"changed": bool(planned), "changed_nodes": [name_of(n) for n, dummy, dummy2 in planned]}
-    if module._diff:
-        result["diff"] = [diff_of(n, ops) for n, ops, dummy in planned]
-    done = {}
-    if planned and not module.check_mode:
-        workers = min(params["parallel"], pool_size(client))
-        errors = {}
-        sent = parallel_map(
-            lambda item: _patch_one(client, resource, name_of(item[0]), taints, state), planned, workers
+def _send(module, client, resource, planned, taints, state):
+    """Patch the planned nodes in parallel; {name: node after the patch}. A deleted node is a warning."""
+    workers = min(module.params["parallel"], pool_size(client))
+    done, errors = {}, {}
+    sent = parallel_map(lambda item: _patch_one(client, resource, name_of(item[0]), taints, state), planned, workers)
+    for item, out, exc in sent:
+        if exc is None:
+            done[name_of(item[0])] = out[0]
+        elif status_of(exc) == 404:
+            module.warn("node {0} was deleted while tainting".format(name_of(item[0])))
+        else:
+            errors[name_of(item[0])] = describe_api_error(exc) if status_of(exc) else to_text(exc)
+    if errors:
+        raise GpuopsError(
+            "patching the taints failed on {0} of {1} nodes: {2}".format(
+                len(errors), len(planned), "; ".join("{0}: {1}".format(k, v) for k, v in sorted(errors.items())[:5])
+            ),
+            changed=bool(done),
+            changed_nodes=sorted(done),
         )
-        for item, out, exc in sent:
-            if exc is None:
-                done[name_of(item[0])] = out
-            elif status_of(exc) == 404:
-                module.warn("node {0} was deleted while tainting".format(name_of(item[0])))
-            else:
-                errors[name_of(item[0])] = describe_api_error(exc) if status_of(exc) else to_text(exc)
-        if errors:
-            raise GpuopsError(
-                "patching the taints failed on {0} of {1} nodes: {2}".format(
-                    len(errors),
-                    len(planned),
-                    "; ".join("{0}: {1}".format(k, v) for k, v in sorted(errors.items())[:5]),
-                ),
-                changed=bool(done),
-                changed_nodes=sorted(done),
-            )
+    return done
+
+
+def _report(selected, planned, done, state):
+    """One entry per selected node: what happened and its taints now (or as they would be, in check mode)."""
+    ops_of = dict((name_of(n), ops) for n, ops, dummy in planned)
     changes_of = dict((name_of(n), c) for n, dummy, c in planned)
     report = []
     for node in selected:
         name = name_of(node)
         if name in done:
-            now_taints = node_taints(done[name][0])
-        elif name in changes_of:
-            now_taints = apply_ops(node, [op for n, ops, dummy in planned if name_of(n) == name for op in ops])[0]
+            now_taints = node_taints(done[name])
+        elif name in ops_of:
+            now_taints = apply_ops(node, ops_of[name])[0]
         else:
             now_taints = node_taints(node)
         action = ("added" if state == "present" else "removed") if changes_of.get(name) else "unchanged"
@@ -281,6 +269,25 @@ def run(module, client, svc):
                 "taints": [taint_text(t) for t in now_taints],
             }
         )
-    result["nodes"] = report
+    return report
+
+
+def run(module, client, svc):
+    """node_taints: one list request, then JSON patches in parallel where needed."""
+    started = time.monotonic()
+    state = module.params["state"]
+    taints = check_taints(module.params["taints"])
+    resource = svc.find_resource("Node", "v1", fail=True)
+    selected = _select(module.params, client, resource, state)
+    planned = []
+    for node in selected:
+        ops, changes = plan(node, taints, state)
+        if ops:
+            planned.append((node, ops, changes))
+    result = {"changed": bool(planned), "changed_nodes": [name_of(n) for n, dummy, dummy2 in planned]}
+    if module._diff:
+        result["diff"] = [diff_of(n, ops) for n, ops, dummy in planned]
+    done = _send(module, client, resource, planned, taints, state) if planned and not module.check_mode else {}
+    result["nodes"] = _report(selected, planned, done, state)
     result["duration"] = round(time.monotonic() - started, 3)
     return result
