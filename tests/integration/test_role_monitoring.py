@@ -249,7 +249,7 @@ def test_kubernetes_check_converge_noop_named_failure_absent(k8s_cluster, k8s_st
     out = monitoring(k8s_cluster)
     assert failed_message(out) is None
     assert "ServiceMonitor and PrometheusRule skipped - the monitoring.coreos.com CRDs are not installed" in debug_msg(
-        out, "Say why there is no ServiceMonitor"
+        out, "Check every GPU node is monitored"
     )
     ds = kube.get(DAEMONSETS, EXPORTER, NS)
     pod_labels = ds["spec"]["template"]["metadata"]["labels"]
