@@ -10,8 +10,16 @@ The steps and where their time comes from (no anchor publishes this; every value
 * ``node_created``: the Node's creationTimestamp;
 * ``node_ready``: the ``lastTransitionTime`` of the Node's Ready condition (a later reboot, e.g. a
   MachineConfig rollout, moves it: then it is reported after the labels and flagged);
-* ``nfd_labelled``: the ``time`` of the managedFields entry that owns the NFD GPU label (the last write of
-  NFD's labels by their manager);
+* ``nfd_labelled``: the ``time`` of the managedFields entry that owns the NFD GPU label (the entry of its writer,
+  ``nfd-master`` on a real cluster: nfd-master patches the Node without a field manager, so the API server names
+  the entry after its User-Agent). That time moves with every later change of the labels its writer owns, and
+  nfd-master also writes GFD's ``nvidia.com/*`` labels (through nfd-worker's features.d or a NodeFeature object),
+  so once GFD has run the entry's time is GFD's, after the driver was Ready. Then the Ready of the node's
+  nfd-worker pod stands in: nfd-worker sends its first report before it serves its health endpoint
+  (node-feature-discovery pkg/nfd-worker/nfd-worker.go, Run) and nfd-master labels the node as it receives it,
+  so the worker's Ready is the labelling to within a readiness probe period (the labels come after it only
+  when nfd-master itself was not up yet). ``sources`` says which one a row used; when both are after the
+  driver's Ready, the time is unknown;
 * ``driver_ready``: the ``lastTransitionTime`` of the Ready condition of the driver pod on the node;
 * ``toolkit_ready``: the same for the container toolkit pod;
 * ``allocatable``: the same for the device plugin pod, counted only while the node advertises GPUs in
@@ -59,6 +67,13 @@ POD_STEPS = {
     "nvidia-device-plugin": "allocatable",
 }
 GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+# The nfd-worker pods, as the OpenShift NFD operator and upstream's kustomize deploy them (app=nfd-worker) and as
+# upstream's Helm chart (also the GPU Operator's NFD) does: one label selector each.
+NFD_WORKER_SELECTORS = ("app=nfd-worker", "app.kubernetes.io/name in (node-feature-discovery,nfd),role=worker")
+NFD_WORKER_NAMES = ("node-feature-discovery", "nfd")
+# What ``sources["nfd_labelled"]`` says.
+FROM_MANAGED_FIELDS = "managedFields ({0})"
+FROM_NFD_WORKER = "nfd-worker Ready"
 
 
 def parse_time(value):
@@ -91,17 +106,34 @@ def state_range(states, from_state=None, until_state=None):
     return states[first : last + 1]
 
 
-def label_time(node):
-    """When the node's NFD GPU label was last written, from managedFields (None when no entry owns it)."""
+def label_entry(node):
+    """(time, manager) of the managedFields entry that owns the NFD GPU label (the latest such write), or (None, None).
+
+    The entry whose ``fieldsV1`` holds ``f:metadata`` / ``f:labels`` / ``f:<label>`` for any form of the label
+    (``gpu_nodes.NVIDIA_PCI_LABELS``).
+    """
     keys = set("f:" + k for k in NVIDIA_PCI_LABELS)
-    best = None
+    best, manager = None, None
     for entry in dig(node, ("metadata", "managedFields")) or []:
         labels = dig(entry, ("fieldsV1", "f:metadata", "f:labels")) or {}
         if keys.intersection(labels):
             when = parse_time(entry.get("time"))
             if when and (best is None or when > best):
-                best = when
-    return best
+                best, manager = when, entry.get("manager") or "?"
+    return best, manager
+
+
+def label_time(node):
+    """When the node's NFD GPU label was last written, from managedFields (None when no entry owns it)."""
+    return label_entry(node)[0]
+
+
+def is_nfd_worker(pod):
+    """True for an nfd-worker pod (``NFD_WORKER_SELECTORS``)."""
+    labels = dig(pod, ("metadata", "labels")) or {}
+    if labels.get("app") == "nfd-worker":
+        return True
+    return labels.get("app.kubernetes.io/name") in NFD_WORKER_NAMES and labels.get("role") == "worker"
 
 
 def ready_time(obj):
@@ -123,32 +155,73 @@ def advertises_gpus(node):
     return False
 
 
-def node_steps(node, machines_by_name, pods, validated=None):
-    machine_ref = dig(node, ("metadata", "annotations", MACHINE_ANNOTATION)) or ""
-    machine = machines_by_name.get(machine_ref.split("/")[-1]) if machine_ref else None
+def stack_ready_times(node, pods):
+    """{step: [Ready times]} of the GPU stack pods on the node (nfd-worker pods are not stack pods)."""
     ready = {}
     for pod in pods:
+        if is_nfd_worker(pod):
+            continue
         step = POD_STEPS.get((dig(pod, ("metadata", "labels")) or {}).get(COMPONENT_LABEL) or "nvidia-driver")
         when = ready_time(pod)
         if step and when:
             ready.setdefault(step, []).append(when)
     if not advertises_gpus(node):
         ready.pop("allocatable", None)
+    return ready
+
+
+def first_stack_step(ready):
+    """The earliest Ready of the driver, toolkit or device plugin (what the NFD label must precede), or None."""
+    times = [min(ready[s]) for s in ("driver_ready", "toolkit_ready", "allocatable") if ready.get(s)]
+    return min(times) if times else None
+
+
+def needs_nfd_worker(node, pods):
+    """True for a GPU node whose labelling time managedFields cannot give (none, or after the stack's first Ready).
+
+    A time after the first Ready of the GPU stack says when the label's writer last changed its labels (GFD's,
+    written by nfd-master too), not when the node was labelled.
+    """
+    if not is_gpu_node(dig(node, ("metadata", "labels"))):
+        return False
+    when = label_time(node)
+    limit = first_stack_step(stack_ready_times(node, pods))
+    return not when or bool(limit and when > limit)
+
+
+def nfd_labelled(node, pods, limit):
+    """(time, source) of the NFD GPU label: its managedFields entry, else the node's nfd-worker Ready; or (None, None).
+
+    ``limit``: the first Ready of the GPU stack on the node; a candidate after it is not the labelling.
+    """
+    when, manager = label_entry(node)
+    if when and not (limit and when > limit):
+        return when, FROM_MANAGED_FIELDS.format(manager)
+    if not is_gpu_node(dig(node, ("metadata", "labels"))):
+        return None, None
+    workers = [t for t in (ready_time(p) for p in pods if is_nfd_worker(p)) if t]
+    if workers and not (limit and min(workers) > limit):
+        return min(workers), FROM_NFD_WORKER
+    return None, None
+
+
+def node_steps(node, machines_by_name, pods, validated=None, sources=None):
+    """{step: aware datetime or None}; ``sources`` (a dict), when given, gets where ``nfd_labelled`` came from."""
+    machine_ref = dig(node, ("metadata", "annotations", MACHINE_ANNOTATION)) or ""
+    machine = machines_by_name.get(machine_ref.split("/")[-1]) if machine_ref else None
+    ready = stack_ready_times(node, pods)
+    labelled, source = nfd_labelled(node, pods, first_stack_step(ready))
+    if sources is not None:
+        sources["nfd_labelled"] = source
     steps = {
         "machine_created": parse_time(dig(machine, ("metadata", "creationTimestamp"))) if machine else None,
         "node_created": parse_time(dig(node, ("metadata", "creationTimestamp"))),
         "node_ready": ready_time(node),
-        "nfd_labelled": label_time(node),
+        "nfd_labelled": labelled,
         "validated": parse_time((validated or {}).get(name_of(node))),
     }
     for step in POD_STEPS.values():
         steps[step] = max(ready[step]) if ready.get(step) else None
-    # The label's managedFields time is that of the LAST write of its manager, and NFD's master also writes
-    # later labels (GFD's, through its features.d file): a time after the driver was Ready says when NFD last
-    # wrote, not when the node was first labelled, so it is unknown rather than a negative phase.
-    later = [steps[s] for s in ("driver_ready", "toolkit_ready", "allocatable") if steps.get(s)]
-    if steps["nfd_labelled"] and later and steps["nfd_labelled"] > min(later):
-        steps["nfd_labelled"] = None
     return steps
 
 
@@ -174,24 +247,30 @@ def phase_seconds(steps):
 def node_timeline(nodes, machines=None, pods=None, validated=None):
     """One row per GPU node (NFD label, or a pod of the GPU stack on it), in name order.
 
-    ``pods``: pods of the GPU stack (driver, toolkit, device plugin; by ``app.kubernetes.io/component``);
+    ``pods``: pods of the GPU stack (driver, toolkit, device plugin; by ``app.kubernetes.io/component``) and,
+    optionally, the nfd-worker pods (``is_nfd_worker``: the labelling time when managedFields cannot say);
     ``validated``: {node: RFC 3339 time it was last validated}.
     """
     machines_by_name = dict((name_of(m), m) for m in machines or [])
-    pods_by_node = {}
+    pods_by_node, stack_nodes = {}, set()
     for pod in pods or []:
-        pods_by_node.setdefault(dig(pod, ("spec", "nodeName")), []).append(pod)
+        node_name = dig(pod, ("spec", "nodeName"))
+        pods_by_node.setdefault(node_name, []).append(pod)
+        if not is_nfd_worker(pod):
+            stack_nodes.add(node_name)
     rows = []
     for node in sorted(nodes or [], key=name_of):
         labels = dig(node, ("metadata", "labels")) or {}
-        if not is_gpu_node(labels) and name_of(node) not in pods_by_node:
+        if not is_gpu_node(labels) and name_of(node) not in stack_nodes:
             continue
-        steps = node_steps(node, machines_by_name, pods_by_node.get(name_of(node), []), validated)
+        sources = {}
+        steps = node_steps(node, machines_by_name, pods_by_node.get(name_of(node), []), validated, sources)
         seconds = phase_seconds(steps)
         row = {
             "node": name_of(node),
             "kernel": dig(node, ("status", "nodeInfo", "kernelVersion")) or "",
             "steps": dict((k, v.isoformat() if v else None) for k, v in steps.items()),
+            "sources": sources,
             "seconds": seconds,
             # Ready after the NFD labels: the node rebooted (e.g. a MachineConfig rollout) after it was labelled.
             "out_of_order": seconds["nfd"] is not None and seconds["nfd"] < 0,
@@ -243,6 +322,10 @@ def table(states, rows):
         )
     if not rows:
         lines.append("(no GPU node yet)")
+    if any((r.get("sources") or {}).get("nfd_labelled") == FROM_NFD_WORKER for r in rows):
+        lines.append(
+            "nfd: NFD's master rewrote the labels after the driver was Ready; the nfd-worker's Ready stands in"
+        )
     return lines
 
 

@@ -5,7 +5,8 @@
 
 Only the GPU nodes are read (one list per NFD label form), the Machines only when asked (``machines``:
 the caller knows whether the cluster has the machine API), and the pods of the GPU stack by their
-component label; the raw responses are parsed
+component label; the nfd-worker pods (one list per form of their labels) only when a GPU node's
+managedFields cannot say when it was labelled. The raw responses are parsed
 without ResourceInstance wrapping. On 1,000 nodes this is one task of about a second where three
 k8s_info reads of every Node and pod took ten.
 """
@@ -19,7 +20,13 @@ import time
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, get_item, list_items, name_of
-from ansible_collections.gpuops.cluster.plugins.module_utils.timeline import COMPONENT_LABEL, POD_STEPS, build
+from ansible_collections.gpuops.cluster.plugins.module_utils.timeline import (
+    COMPONENT_LABEL,
+    NFD_WORKER_SELECTORS,
+    POD_STEPS,
+    build,
+    needs_nfd_worker,
+)
 
 POD_SELECTOR = "{0} in ({1})".format(COMPONENT_LABEL, ",".join(sorted(POD_STEPS)))
 MARK_KEYS = ("state", "event", "at")
@@ -39,10 +46,27 @@ def check_marks(marks):
     return list(marks or [])
 
 
+def nfd_worker_pods(client, pod_res, nodes, pods):
+    """The nfd-worker pods on the GPU nodes that need them (``timeline.needs_nfd_worker``); no request when none does."""
+    by_node = {}
+    for pod in pods:
+        by_node.setdefault(dig(pod, ("spec", "nodeName")), []).append(pod)
+    wanted = set(name_of(n) for n in nodes if needs_nfd_worker(n, by_node.get(name_of(n), [])))
+    if not wanted:
+        return []
+    workers = []
+    for selector in NFD_WORKER_SELECTORS:
+        workers.extend(
+            p for p in list_items(client, pod_res, label_selector=selector) if dig(p, ("spec", "nodeName")) in wanted
+        )
+    return workers
+
+
 def read(client, svc, machines, machine_namespace):
-    """(GPU nodes, Machines, GPU stack pods) as plain dicts."""
+    """(GPU nodes, Machines, GPU stack pods, nfd-worker pods on the GPU nodes that need them) as plain dicts."""
     node_res = svc.find_resource("Node", "v1", fail=True)
-    pods = list_items(client, svc.find_resource("Pod", "v1", fail=True), label_selector=POD_SELECTOR)
+    pod_res = svc.find_resource("Pod", "v1", fail=True)
+    pods = list_items(client, pod_res, label_selector=POD_SELECTOR)
     nodes = list_gpu_nodes(client, node_res)
     # a node that runs a GPU stack pod belongs in the timeline even without the NFD label (rare: read it by name)
     known = set(name_of(n) for n in nodes)
@@ -50,20 +74,21 @@ def read(client, svc, machines, machine_namespace):
         node = get_item(client, node_res, name)
         if node:
             nodes.append(node)
+    workers = nfd_worker_pods(client, pod_res, nodes, pods)
     # looked up only when asked: a kind the cluster lacks makes the client refresh its discovery
     machine_res = svc.find_resource("Machine", "machine.openshift.io/v1beta1") if machines else None
-    return nodes, list_items(client, machine_res, namespace=machine_namespace) if machine_res else [], pods
+    return nodes, list_items(client, machine_res, namespace=machine_namespace) if machine_res else [], pods, workers
 
 
 def run(module, client, svc):
     started = time.monotonic()
     params = module.params
     marks = check_marks(params.get("marks"))
-    nodes, machines, pods = read(client, svc, params["machines"], params["machine_namespace"])
-    timeline = build(marks, nodes, machines, pods, params.get("validated") or {})
+    nodes, machines, pods, workers = read(client, svc, params["machines"], params["machine_namespace"])
+    timeline = build(marks, nodes, machines, pods + workers, params.get("validated") or {})
     return {
         "changed": False,
         "timeline": timeline,
-        "read": {"gpu_nodes": len(nodes), "machines": len(machines), "pods": len(pods)},
+        "read": {"gpu_nodes": len(nodes), "machines": len(machines), "pods": len(pods), "nfd_workers": len(workers)},
         "duration": round(time.monotonic() - started, 3),
     }

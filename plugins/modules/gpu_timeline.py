@@ -18,10 +18,14 @@ description:
     M(gpuops.cluster.nfd_labels)), their Machines (OpenShift, O(machines)) and the pods of the GPU stack (label
     C(app.kubernetes.io/component) in C(nvidia-driver), C(nvidia-container-toolkit), C(nvidia-device-plugin)),
     and builds the timeline C(playbooks/site.yml) prints and writes under C(reports/).
-  - Per GPU node, when the Machine was created, the Node created and Ready, the NFD GPU label written (the time
-    of the managedFields entry that owns it), the driver, container toolkit and device plugin pods Ready (the
-    device plugin's counted only while the node advertises GPUs in C(status.allocatable)), and when
-    C(gpu_validation) last validated the node (O(validated)); and the seconds of each phase between them.
+  - Per GPU node, when the Machine was created, the Node created and Ready, the NFD GPU label written, the driver,
+    container toolkit and device plugin pods Ready (the device plugin's counted only while the node advertises
+    GPUs in C(status.allocatable)), and when C(gpu_validation) last validated the node (O(validated)); and the
+    seconds of each phase between them.
+  - The NFD GPU label's time is that of the managedFields entry that owns it (C(nfd-master) on a real cluster).
+    nfd-master also writes GFD's labels under that entry, which moves its time past the driver's Ready; then the
+    Ready of the node's nfd-worker pod (labels C(app=nfd-worker), or C(app.kubernetes.io/name=node-feature-discovery)
+    with C(role=worker)) stands in, read only for the GPU nodes that need it. Each row's C(sources) says which.
   - Per state of the run, its start, end and wall time, from the marks the playbook records (O(marks)).
   - Reads only; the C(gpuops.cluster.gpu_timeline) filter builds the same timeline from objects you read yourself.
 extends_documentation_fragment:
@@ -90,9 +94,10 @@ timeline:
       elements: dict
     nodes:
       description:
-        - Per GPU node, C(node), C(kernel), C(steps) (time of each step, null when unknown), C(seconds) per phase
-          (provision, boot, nfd, driver, toolkit, plugin, validate) and C(out_of_order) (Ready moved after the
-          NFD labels, so the node rebooted).
+        - Per GPU node, C(node), C(kernel), C(steps) (time of each step, null when unknown), C(sources) (where
+          C(nfd_labelled) came from, C(managedFields (nfd-master)) or C(nfd-worker Ready), null when unknown),
+          C(seconds) per phase (provision, boot, nfd, driver, toolkit, plugin, validate) and C(out_of_order) (Ready
+          moved after the NFD labels, so the node rebooted).
       type: list
       elements: dict
     table:
@@ -100,10 +105,10 @@ timeline:
       type: list
       elements: str
 read:
-  description: How many GPU nodes, Machines and GPU stack pods were read.
+  description: How many GPU nodes, Machines, GPU stack pods and nfd-worker pods (on the GPU nodes that needed them) were read.
   returned: always
   type: dict
-  sample: {"gpu_nodes": 2, "machines": 8, "pods": 6}
+  sample: {"gpu_nodes": 2, "machines": 8, "pods": 6, "nfd_workers": 2}
 duration:
   description: Seconds the task took.
   returned: always

@@ -88,6 +88,9 @@ PODNET_DIR = os.environ.get("GPUOPS_PODNET_DIR", "/tmp/gpuops-localcluster-podne
 PORTS_LOCK = os.environ.get("GPUOPS_PORTS_LOCK", "/tmp/gpuops-localcluster-ports.lock")
 PODNET_SLOTS = 256
 PODNET_FILE = "podnet.json"
+# A tenant's namespace, there from the start as on a platform team's cluster: inventories/local gives it a GPU
+# quota (the scheduling role never creates namespaces, it refuses a missing one).
+TENANT_NAMESPACE = "ml-team"
 
 ORDER = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "sim-controllers"]
 
@@ -519,19 +522,35 @@ class LocalCluster(object):
             time.sleep(0.3)
         raise RuntimeError("nodes not Ready after {0}s: {1}".format(timeout, sorted(pending)[:10]))
 
+    def create_tenant_namespace(self):
+        """The tenant's namespace (TENANT_NAMESPACE), as the platform team created it before any GPU work."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        body = {"metadata": {"name": TENANT_NAMESPACE, "labels": {"kubernetes.io/metadata.name": TENANT_NAMESPACE}}}
+        try:
+            client.CoreV1Api(self.api_client()).create_namespace(body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
     def wait_default_sa(self, timeout=30):
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
         api = client.CoreV1Api(self.api_client())
         deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                api.read_namespaced_service_account("default", "default")
-                return
-            except ApiException:
-                time.sleep(0.3)
-        raise RuntimeError("default ServiceAccount not created (kube-controller-manager not working?)")
+        for namespace in ("default", TENANT_NAMESPACE):
+            while True:
+                try:
+                    api.read_namespaced_service_account("default", namespace)
+                    break
+                except ApiException:
+                    if time.time() > deadline:
+                        raise RuntimeError(
+                            "no default ServiceAccount in {0} (kube-controller-manager not working?)".format(namespace)
+                        )
+                    time.sleep(0.3)
 
     # ------------------------------------------------------------- lifecycle
     def _start_control_plane(self, bins=None):
@@ -596,6 +615,7 @@ class LocalCluster(object):
             # on plain Kubernetes too.
             self.start_sim("kubernetes", pod_cidr=pod_cidr)
         self.wait_nodes_ready(names)
+        self.create_tenant_namespace()
         self.wait_default_sa()
         if profile == "openshift":
             wait_for_seeded(self)

@@ -59,7 +59,7 @@ __metaclass__ = type
 
 import time
 
-from simopenshift import apis, catalog, entitlement, exporter, gpustack, images, mco, mig, podsim, runtime
+from simopenshift import apis, catalog, entitlement, exporter, gpustack, images, mco, mig, nfd, podsim, runtime
 from simopenshift.kube import (
     CONFIGMAPS,
     NODES,
@@ -794,7 +794,9 @@ class NodeAgent(Controller):
             if mig.is_mig_label(full) and full not in wanted:
                 patch[full] = None
         if patch:
-            self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}})
+            # GFD's labels reach the node through NFD (its features.d file, or its NodeFeature object on upstream
+            # NFD): nfd-master writes them, under the same managedFields entry as NFD's own labels.
+            self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}}, field_manager=nfd.FIELD_MANAGER)
 
     def _workload(self, node, pod, hw, gpu_count, readiness, driver_version, boot, now, wake, plugin_rt):
         driver_ready, stack_ready, plugin_ready = readiness

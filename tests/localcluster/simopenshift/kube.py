@@ -221,13 +221,18 @@ class Client(object):
     def replace(self, res, body, subresource=None):
         return self._call("PUT", res.path(namespace_of(body), name_of(body), subresource), body=body)
 
-    def patch(self, res, name, body, namespace=None, subresource=None, patch_type="merge"):
+    def patch(self, res, name, body, namespace=None, subresource=None, patch_type="merge", field_manager=None):
+        """``field_manager``: the managedFields entry the write is recorded under (default: the API server takes
+        the User-Agent up to its first "/", i.e. OpenAPI-Generator for this client)."""
         content_type = {
             "merge": "application/merge-patch+json",
             "json": "application/json-patch+json",
             "strategic": "application/strategic-merge-patch+json",
         }[patch_type]
-        return self._call("PATCH", res.path(namespace, name, subresource), body=body, content_type=content_type)
+        query = [("fieldManager", field_manager)] if field_manager else None
+        return self._call(
+            "PATCH", res.path(namespace, name, subresource), query=query, body=body, content_type=content_type
+        )
 
     def delete(self, res, name, namespace=None, propagation=None, grace_period=None):
         body = {"apiVersion": "v1", "kind": "DeleteOptions"}

@@ -61,6 +61,12 @@ PREFIX = "feature.node.kubernetes.io/"
 ANN_FEATURE_LABELS = "nfd.node.kubernetes.io/feature-labels"
 ANN_WORKER_VERSION = "nfd.node.kubernetes.io/worker.version"
 FINALIZER = "foreground-deletion"
+# The managedFields manager of nfd-master's writes on a real cluster: nfd-master patches the Node with empty
+# PatchOptions (kubernetes-sigs/node-feature-discovery pkg/nfd-master/nfd-master.go, patchNode), so the API
+# server names the entry after the User-Agent up to its first "/" (apiserver endpoints/handlers
+# prefixFromUserAgent), and client-go's default User-Agent starts with the binary's name
+# (client-go rest.DefaultKubernetesUserAgent): nfd-master. Its prune job is nfd-master too.
+FIELD_MANAGER = "nfd-master"
 DEFAULT_OPERAND_IMAGE = "registry.redhat.io/openshift4/ose-node-feature-discovery-rhel9:v4.16"
 
 # The nfd-worker.conf the OpenShift documentation's NodeFeatureDiscovery
@@ -228,6 +234,7 @@ class WorkerController(Controller):
                         "annotations": {ANN_FEATURE_LABELS: names, ANN_WORKER_VERSION: worker_version(image)},
                     }
                 },
+                field_manager=FIELD_MANAGER,
             )
             self.log.info(
                 "node %s: %d NFD labels set, %d removed (nfd-worker %s/%s)",
@@ -248,6 +255,7 @@ def prune_labels(client, nodes):
                 NODES,
                 name_of(node),
                 {"metadata": {"labels": stale, "annotations": {ANN_FEATURE_LABELS: None, ANN_WORKER_VERSION: None}}},
+                field_manager=FIELD_MANAGER,
             )
 
 

@@ -344,12 +344,19 @@ def _init_status(pod, container, index, initialized, start_time):
         "lastState": {},
     }
     if initialized:
+        # A container that completed keeps the time it finished (kubelet reports the runtime's record).
+        previous = [
+            (c.get("state") or {}).get("terminated") or {}
+            for c in (pod.get("status") or {}).get("initContainerStatuses") or []
+            if isinstance(c, dict) and c.get("name") == container["name"]
+        ]
+        finished = (previous[0].get("finishedAt") if previous else None) or now_rfc3339()
         status["state"] = {
             "terminated": {
                 "exitCode": 0,
                 "reason": "Completed",
                 "startedAt": now_rfc3339(start_time),
-                "finishedAt": now_rfc3339(),
+                "finishedAt": finished,
                 "containerID": container_id(pod, container["name"], 0),
             }
         }
@@ -390,8 +397,16 @@ def pod_status(pod, states, host_ip, start_time):
     )
     completed = phase in ("Succeeded", "Failed")
 
+    # As kubelet's status manager (pkg/kubelet/status/status_manager.go, updateLastTransitionTime): a condition
+    # whose status did not change keeps its lastTransitionTime, so a later status write (a new message, an init
+    # container's state) does not move when the pod became Ready.
+    before = dict((c.get("type"), c) for c in (pod.get("status") or {}).get("conditions") or [] if isinstance(c, dict))
+
     def cond(ctype, ok, reason=None):
-        entry = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None, "lastTransitionTime": stamp}
+        status = "True" if ok else "False"
+        old = before.get(ctype) or {}
+        since = old.get("lastTransitionTime") if old.get("status") == status else None
+        entry = {"type": ctype, "status": status, "lastProbeTime": None, "lastTransitionTime": since or stamp}
         if reason:
             entry["reason"] = reason
         return entry

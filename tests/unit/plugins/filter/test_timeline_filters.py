@@ -77,3 +77,46 @@ def test_input_problems_filter_pairs_values_with_rules_in_order_and_refuses_misu
     assert res.get("failed") and "unknown input rule 'dns'" in res["msg"], res
     res = template("'GPU' is gpuops.cluster.dns_label")
     assert res["msg"] is False, res
+
+
+def test_gpu_timeline_filter_takes_the_nfd_workers_with_the_pods(monkeypatch):
+    """An nfd-worker pod among the pods: the labelling time when nfd-master's entry moved past the driver."""
+    label = "feature.node.kubernetes.io/pci-10de.present"
+    node = {
+        "metadata": {
+            "name": "gpu-a",
+            "labels": {label: "true"},
+            "creationTimestamp": "2026-11-23T10:00:00Z",
+            "managedFields": [
+                {
+                    "manager": "nfd-master",
+                    "operation": "Update",
+                    "time": "2026-11-23T10:05:00Z",
+                    "fieldsV1": {"f:metadata": {"f:labels": {"f:" + label: {}, "f:nvidia.com/gpu.product": {}}}},
+                }
+            ],
+        },
+        "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-23T10:00:30Z"}]},
+    }
+
+    def pod(labels, ready_at):
+        return {
+            "metadata": {"name": "p", "labels": labels},
+            "spec": {"nodeName": "gpu-a"},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ready_at}]},
+        }
+
+    pods = [
+        pod({"app.kubernetes.io/component": "nvidia-driver"}, "2026-11-23T10:02:00Z"),
+        pod({"app": "nfd-worker"}, "2026-11-23T10:00:50Z"),
+    ]
+    monkeypatch.setenv("TIMELINE_NODES", json.dumps([node]))
+    monkeypatch.setenv("TIMELINE_PODS", json.dumps(pods))
+    res = template(
+        "[] | gpuops.cluster.gpu_timeline(nodes=lookup('ansible.builtin.env', 'TIMELINE_NODES') | from_json, "
+        "pods=lookup('ansible.builtin.env', 'TIMELINE_PODS') | from_json)"
+    )
+    row = res["msg"]["nodes"][0]
+    assert row["steps"]["nfd_labelled"] == "2026-11-23T10:00:50+00:00", res
+    assert row["sources"] == {"nfd_labelled": "nfd-worker Ready"}
+    assert (row["seconds"]["nfd"], row["seconds"]["driver"]) == (20.0, 70.0)

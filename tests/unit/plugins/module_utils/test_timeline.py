@@ -228,3 +228,216 @@ def test_module_reads_the_pods_of_every_timed_component_and_checks_the_marks():
         with pytest.raises(GpuopsError) as err:
             check_marks(marks + [bad])
         assert err.value.param == "marks" and str(err.value).startswith("marks: item 1 must be a dict")
+
+
+# ---- the NFD GPU label's time, from objects shaped as a real cluster returns them --------------------------------
+PCI = "feature.node.kubernetes.io/pci-10de.present"
+
+
+def real_node(name, created, ready, nfd_at, nfd_labels=(PCI,), gfd_at=None):
+    """A Node as the API returns it: kubelet's, the node link controller's and nfd-master's managedFields entries.
+
+    nfd-master patches without a field manager, so its entry is named after its User-Agent ("nfd-master"); with
+    ``gfd_at`` it has also written GFD's labels (features.d), which moves its entry's time to then.
+    """
+    owned = dict(("f:" + k, {}) for k in nfd_labels)
+    labels = dict((k, "true") for k in nfd_labels)
+    if gfd_at:
+        owned.update({"f:nvidia.com/gpu.product": {}, "f:nvidia.com/gpu.count": {}})
+        labels.update({"nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.count": "1"})
+    labels.update({"kubernetes.io/hostname": name, "node-role.kubernetes.io/worker": ""})
+    managed = [
+        {
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:kubernetes.io/hostname": {}}}, "f:spec": {"f:podCIDR": {}}},
+            "manager": "kubelet",
+            "operation": "Update",
+            "time": created,
+        },
+        {
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:status": {"f:conditions": {'k:{"type":"Ready"}': {".": {}, "f:lastTransitionTime": {}}}}},
+            "manager": "kubelet",
+            "operation": "Update",
+            "subresource": "status",
+            "time": "2026-11-23T10:30:00Z",  # every heartbeat moves it
+        },
+        {
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:node-role.kubernetes.io/worker": {}}}},
+            "manager": "nodelink-controller",
+            "operation": "Update",
+            "time": created,
+        },
+        {
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {
+                    "f:annotations": {"f:nfd.node.kubernetes.io/feature-labels": {}},
+                    "f:labels": owned,
+                }
+            },
+            "manager": "nfd-master",
+            "operation": "Update",
+            "time": gfd_at or nfd_at,
+        },
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "creationTimestamp": created, "managedFields": managed},
+        "status": {
+            "allocatable": {"cpu": "4", "nvidia.com/gpu": "1"},
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ready}],
+            "nodeInfo": {"kernelVersion": "5.14.0-427.22.1.el9_4.x86_64"},
+        },
+    }
+
+
+def nfd_worker(node_name, ready_at, helm=False):
+    labels = {"app.kubernetes.io/name": "node-feature-discovery", "role": "worker"} if helm else {"app": "nfd-worker"}
+    return {
+        "metadata": {"name": "nfd-worker-" + node_name[-5:], "namespace": "openshift-nfd", "labels": labels},
+        "spec": {"nodeName": node_name},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ready_at}]},
+    }
+
+
+def gpu_stack(node_name, driver_at, toolkit_at, plugin_at):
+    return [
+        stack_pod(node_name, "nvidia-driver", driver_at),
+        stack_pod(node_name, "nvidia-container-toolkit", toolkit_at),
+        stack_pod(node_name, "nvidia-device-plugin", plugin_at),
+    ]
+
+
+def test_nfd_label_time_is_the_time_of_nfd_masters_entry():
+    n = real_node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z")
+    assert timeline.label_entry(n) == (timeline.parse_time("2026-11-23T10:00:50Z"), "nfd-master")
+    row = timeline.node_timeline([n], [], gpu_stack("gpu-a", *STACK_AT))[0]
+    assert row["steps"]["nfd_labelled"] == "2026-11-23T10:00:50+00:00"
+    assert row["sources"] == {"nfd_labelled": "managedFields (nfd-master)"}
+    assert (row["seconds"]["nfd"], row["seconds"]["driver"]) == (20.0, 70.0)
+    assert not any("nfd-worker" in line for line in timeline.table([], [row]))
+
+
+STACK_AT = ("2026-11-23T10:02:00Z", "2026-11-23T10:02:10Z", "2026-11-23T10:02:20Z")
+
+
+@pytest.mark.parametrize("form", ["pci-0302_10de.present", "pci-0300_10de.present"])
+def test_every_form_of_the_gpu_label_is_read(form):
+    n = real_node(
+        "gpu-a",
+        "2026-11-23T10:00:00Z",
+        "2026-11-23T10:00:30Z",
+        "2026-11-23T10:00:45Z",
+        ("feature.node.kubernetes.io/" + form,),
+    )
+    assert timeline.label_entry(n) == (timeline.parse_time("2026-11-23T10:00:45Z"), "nfd-master")
+
+
+def test_an_entry_without_the_gpu_label_is_not_the_labelling():
+    # Only nodelink-controller's and kubelet's entries own labels, none the NFD GPU label: unknown.
+    n = real_node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:45Z")
+    n["metadata"]["managedFields"] = n["metadata"]["managedFields"][:3]
+    assert timeline.label_entry(n) == (None, None)
+    row = timeline.node_timeline([n], [], gpu_stack("gpu-a", *STACK_AT))[0]
+    assert row["steps"]["nfd_labelled"] is None and row["sources"] == {"nfd_labelled": None}
+
+
+def test_gfd_labels_written_by_nfd_master_later_leave_the_nfd_workers_ready():
+    # What a converge leaves: nfd-master wrote GFD's labels after the toolkit, so its entry says 10:03:00.
+    n = real_node(
+        "gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z", gfd_at="2026-11-23T10:03:00Z"
+    )
+    pods = gpu_stack("gpu-a", *STACK_AT) + [
+        nfd_worker("gpu-a", "2026-11-23T10:00:52Z"),
+        nfd_worker("cpu-1", "2026-11-23T09:00:00Z"),  # another node's worker: not this node's time
+    ]
+    assert timeline.needs_nfd_worker(n, pods)
+    rows = timeline.node_timeline([n], [], pods)
+    assert [r["node"] for r in rows] == ["gpu-a"]  # the worker on cpu-1 does not make it a GPU node
+    row = rows[0]
+    assert row["steps"]["nfd_labelled"] == "2026-11-23T10:00:52+00:00"
+    assert row["sources"] == {"nfd_labelled": "nfd-worker Ready"}
+    assert (row["seconds"]["nfd"], row["seconds"]["driver"]) == (22.0, 68.0)
+    # a worker pod is no driver pod (pods without the component label count as driver pods)
+    assert row["steps"]["driver_ready"] == "2026-11-23T10:02:00+00:00"
+    assert "nfd-worker" in timeline.table([], [row])[-1]
+
+
+def test_the_helm_charts_worker_counts_too_and_the_earliest_worker_wins():
+    n = real_node(
+        "gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z", gfd_at="2026-11-23T10:03:00Z"
+    )
+    pods = gpu_stack("gpu-a", *STACK_AT) + [
+        nfd_worker("gpu-a", "2026-11-23T10:01:10Z", helm=True),
+        nfd_worker("gpu-a", "2026-11-23T10:00:40Z", helm=True),
+    ]
+    assert timeline.node_timeline([n], [], pods)[0]["steps"]["nfd_labelled"] == "2026-11-23T10:00:40+00:00"
+
+
+def test_a_worker_ready_after_the_driver_is_unknown_too():
+    # The worker pod was replaced after the driver came up (a config rollout): neither time is the labelling.
+    n = real_node(
+        "gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z", gfd_at="2026-11-23T10:03:00Z"
+    )
+    row = timeline.node_timeline(
+        [n], [], gpu_stack("gpu-a", *STACK_AT) + [nfd_worker("gpu-a", "2026-11-23T10:04:00Z")]
+    )[0]
+    assert row["steps"]["nfd_labelled"] is None and row["sources"] == {"nfd_labelled": None}
+    assert row["seconds"]["nfd"] is None and row["seconds"]["driver"] is None
+
+
+def test_the_worker_is_needed_only_when_managed_fields_cannot_say():
+    early = real_node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z")
+    late = real_node(
+        "gpu-b", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z", gfd_at="2026-11-23T10:03:00Z"
+    )
+    cpu = real_node("cpu-1", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z", nfd_labels=())
+    assert not timeline.needs_nfd_worker(early, gpu_stack("gpu-a", *STACK_AT))
+    assert timeline.needs_nfd_worker(late, gpu_stack("gpu-b", *STACK_AT))
+    assert not timeline.needs_nfd_worker(late, [])  # no stack yet: the entry's time is the labelling
+    assert not timeline.needs_nfd_worker(cpu, [])
+
+
+class FakePods(object):
+    """The dynamic client's get() as list_items calls it, answering pod lists by label selector."""
+
+    def __init__(self, pods):
+        self.pods, self.selectors = pods, []
+
+    def get(self, resource, serialize=False, label_selector=None, **kwargs):
+        import json
+
+        self.selectors.append(label_selector)
+        key, _, value = label_selector.partition("=")
+        if key == "app":
+            items = [p for p in self.pods if p["metadata"]["labels"].get("app") == value]
+        else:
+            items = [p for p in self.pods if p["metadata"]["labels"].get("role") == "worker"]
+
+        class Response(object):
+            data = json.dumps({"items": items})
+
+        return Response()
+
+
+def test_nfd_worker_pods_are_read_only_for_the_nodes_that_need_them():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.timeline_read import nfd_worker_pods
+
+    early = real_node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z")
+    late = real_node(
+        "gpu-b", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:50Z", gfd_at="2026-11-23T10:03:00Z"
+    )
+    stack = gpu_stack("gpu-a", *STACK_AT) + gpu_stack("gpu-b", *STACK_AT)
+    workers = [nfd_worker("gpu-a", "2026-11-23T10:00:52Z"), nfd_worker("gpu-b", "2026-11-23T10:00:53Z", helm=True)]
+    client = FakePods(workers)
+    assert nfd_worker_pods(client, "pods", [early], stack) == [] and client.selectors == []
+    got = nfd_worker_pods(client, "pods", [early, late], stack)
+    assert [p["spec"]["nodeName"] for p in got] == ["gpu-b"]
+    assert client.selectors == list(timeline.NFD_WORKER_SELECTORS)
