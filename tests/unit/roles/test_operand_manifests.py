@@ -304,3 +304,18 @@ def test_validation_pods_use_the_toolkit_runtime_class_by_default():
     )
     templar = _templar(defaults)[1]
     assert templar.template(defaults["gpu_validation_runtime_class"]) == "nvidia"
+
+
+# --- scheduling (LimitRange defaulting: pkg/apis/core/v1/defaults.go SetDefaults_LimitRangeItem) ------------------
+
+
+def test_limit_range_with_a_max_and_no_default_defaults_to_zero_gpus_not_the_max():
+    """Without an explicit default the API server makes the max the default: every container without a GPU request
+    would get max_gpus GPUs."""
+    docs = render("scheduling", "objects.yaml.j2", scheduling_quotas=[{"namespace": "t", "gpus": 4, "max_gpus": 2}])
+    (limits,) = [d for d in docs if d["kind"] == "LimitRange"][0]["spec"]["limits"]
+    assert limits["max"] == {"nvidia.com/gpu": "2"}
+    assert limits["default"] == limits["defaultRequest"] == {"nvidia.com/gpu": "0"}
+    docs = render("scheduling", "objects.yaml.j2", scheduling_quotas=[{"namespace": "t", "gpus": 4, "default_gpus": 1}])
+    (limits,) = [d for d in docs if d["kind"] == "LimitRange"][0]["spec"]["limits"]
+    assert limits["default"] == {"nvidia.com/gpu": "1"} and "max" not in limits
