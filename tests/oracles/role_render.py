@@ -50,6 +50,7 @@ TASK_KEYWORDS = {
     "register",
     "tags",
     "loop",
+    "loop_control",
     "failed_when",
     "changed_when",
     "check_mode",

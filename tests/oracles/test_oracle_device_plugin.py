@@ -41,7 +41,7 @@ TEMPLATE = os.path.join(role_render.ROLES, "device_plugin", "templates", "device
 # rendered ConfigMap, so its config is serialized with this same filter call.
 CONFIGMAP_FILTER = "to_nice_yaml(indent=2, sort_keys=false)"
 # Stand-ins for the preflight's cluster reads: one containerd GPU node, no node labelled with a config key.
-RESULTS = {"__device_plugin_labelled": {"resources": []}}
+RESULTS = {"__device_plugin_reads": {"results": [{"resources": []}]}}
 BASE = {
     "preflight_platform": {"openshift": False},
     "preflight_gpu_nodes": [{"name": "gpu-0", "gpu": True, "container_runtime": "containerd://2.2.0"}],
