@@ -53,9 +53,6 @@ except ImportError as e:  # pragma: no cover - exercised only without the depend
         pass
 
 
-WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-
-
 def auth_argument_spec():
     """The kubernetes.core connection options (kubeconfig, host, api_key, ...)."""
     return copy.deepcopy(AUTH_ARG_SPEC)

@@ -19,4 +19,3 @@ def api_kinds(apis):
         for kind in kinds or []:
             out.add("{0}/{1}".format(group_version, kind))
     return sorted(out)
-

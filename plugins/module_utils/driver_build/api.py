@@ -112,22 +112,22 @@ def _delete(client, api, **kwargs):
             raise
 
 
-def prune(cfg, client, svc, apis, stale, check_mode, progress):
+def prune(cfg, client, svc, apis, stale, progress):
     """Delete the BuildConfigs (their Builds go with them) and image tags of stale kernels."""
     pruned = []
     ist_api = resource(svc, "ImageStreamTag", "image.openshift.io/v1")
-    namespace = cfg["namespace"]
+    namespace = cfg.namespace
     for item in stale:
         entry = {"kernel": item["kernel"], "buildconfig": item["buildconfig"], "tags": list(item["tags"])}
-        entry["tags_not_removed"] = [] if ist_api or check_mode else list(item["tags"])
-        if not check_mode:
+        entry["tags_not_removed"] = [] if ist_api or cfg.check_mode else list(item["tags"])
+        if not cfg.check_mode:
             body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
             _delete(client, apis["bc"], name=item["buildconfig"], namespace=namespace, body=body)
             selector = label_selector({BC_NAME_KEY: item["buildconfig"]})
             if list_items(client, apis["build"], namespace, label_selector=selector):
                 client.delete(apis["build"], namespace=namespace, label_selector=selector)
             for tag in item["tags"] if ist_api else []:
-                _delete(client, ist_api, name="{0}:{1}".format(cfg["name"], tag), namespace=namespace)
+                _delete(client, ist_api, name="{0}:{1}".format(cfg.name, tag), namespace=namespace)
             progress("pruned {0} (kernel {1})".format(item["buildconfig"], item["kernel"]))
         pruned.append(entry)
     return pruned

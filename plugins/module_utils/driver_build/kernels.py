@@ -144,7 +144,7 @@ def kernels_from_params(kernel_versions, os_release, os_tag_override=None):
 
 def check_kernel_infos(kernels, strategy, cfg):
     """Every kernel has what its strategy needs (before any write)."""
-    given = bool(cfg["kernel_versions"])
+    given = bool(cfg.kernel_versions)
     for kernel, info in kernels.items():
         where = "nodes {0}".format(", ".join(info["nodes"])) if info["nodes"] else "kernel {0}".format(kernel)
         if not info.get("os_tag"):
@@ -155,7 +155,7 @@ def check_kernel_infos(kernels, strategy, cfg):
                 ),
                 param="os_release" if given else "os_tag",
             )
-        if strategy == "driver-toolkit" and not cfg["base_image"] and not info.get("ostree_version"):
+        if strategy == "driver-toolkit" and not cfg.base_image and not info.get("ostree_version"):
             raise GpuopsError(
                 "the Driver Toolkit image is chosen by the RHCOS build, but {0} carry no {1} label "
                 "(older NFD){2}. Give base_image (the driver-toolkit image of that release), or "

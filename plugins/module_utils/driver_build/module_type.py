@@ -23,7 +23,6 @@ __metaclass__ = type
 from ansible_collections.gpuops.cluster.plugins.module_utils import catalog
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 
-MODULE_TYPES = ("auto", "open", "proprietary")
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 # CUDA compute capability by GPU product prefix (NVIDIA CUDA GPUs list). The open modules support

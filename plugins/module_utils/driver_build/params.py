@@ -7,7 +7,8 @@ Choices, exclusive options, options that need another one and the keys of
 ``os_release`` are in the module's argument spec; what is left here is syntax
 (kernel releases, driver versions, names, image references, build argument
 names) and ranges (``wait_timeout``, ``wait_sleep``). ``validate_params``
-returns the plain configuration dict the rest of the package works with.
+builds, once, the frozen ``Config`` the rest of the package reads: no other
+file sees the module or its parameters.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,6 +16,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping, Optional, Tuple
 
 from ansible.module_utils.common.text.converters import to_text
 
@@ -103,7 +107,7 @@ def validate_name(value):
 
 
 def kernel_list(kernels):
-    """The given kernels, checked, without duplicates (None when not given)."""
+    """The given kernels, checked, without duplicates, as a tuple (None when not given)."""
     if kernels is None:
         return None
     if not kernels:
@@ -113,7 +117,7 @@ def kernel_list(kernels):
         kernel = validate_kernel_version(kernel)
         if kernel not in seen:
             seen.append(kernel)
-    return seen
+    return tuple(seen)
 
 
 def check_build_args(build_args):
@@ -129,11 +133,11 @@ def check_build_args(build_args):
                 "{0} is set by the module from driver_version / the node kernel; remove it".format(key),
                 param="build_args",
             )
-    return dict((to_text(k), to_text(v)) for k, v in (build_args or {}).items())
+    return MappingProxyType(dict((to_text(k), to_text(v)) for k, v in (build_args or {}).items()))
 
 
 def wait_settings(params):
-    """{wait, wait_timeout, wait_sleep} with the module's default timeout, range-checked."""
+    """(wait, wait_timeout, wait_sleep) with the module's default timeout, range-checked."""
     timeout, sleep = wait_params(MODULE, params)
     if params.get("wait_sleep") is not None:  # 0 is a value to refuse, not "unset"
         sleep = params["wait_sleep"]
@@ -146,51 +150,87 @@ def wait_settings(params):
         )
     if sleep < 1 or (wait and sleep > timeout):
         raise GpuopsError("must be between 1 and wait_timeout ({0})".format(timeout), param="wait_sleep")
-    return {"wait": wait, "wait_timeout": timeout, "wait_sleep": sleep}
+    return wait, timeout, sleep
 
 
 def _text_dict(value):
-    """{text: text} without None values (YAML gives numbers and booleans)."""
-    return dict((to_text(k), to_text(v)) for k, v in (value or {}).items() if v is not None)
+    """{text: text} without None values (YAML gives numbers and booleans), read-only."""
+    return MappingProxyType(dict((to_text(k), to_text(v)) for k, v in (value or {}).items() if v is not None))
 
 
-def validate_params(params):
-    """Check and normalise the parameters before anything is read or written; return the configuration."""
+@dataclass(frozen=True)
+class Config:
+    """The checked parameters of one run, built once by ``validate_params``; read-only (mappings included)."""
+
+    # "auto" until the runner resolves it against the cluster (the resolved strategy is passed alongside).
+    strategy: str
+    driver_version: str
+    namespace: str
+    name: str
+    # None: read the kernels from the selected nodes.
+    kernel_versions: Optional[Tuple[str, ...]]
+    os_release: Mapping[str, str]
+    os_tag: Optional[str]
+    node_selector: Mapping[str, str]
+    node_names: Tuple[str, ...]
+    base_image: Optional[str]
+    driver_toolkit_namespace: str
+    driver_toolkit_imagestream: str
+    # Empty: no secret, the build relies on the cluster-wide entitlement of its node.
+    entitlement_secret: str
+    dockerfile: Optional[str]
+    git_uri: Optional[str]
+    git_ref: Optional[str]
+    context_dir: Optional[str]
+    build_args: Mapping[str, str]
+    registry: str
+    precompiled_image: str
+    prune_stale: bool
+    kernel_module_type: str
+    wait: bool
+    wait_timeout: int
+    wait_sleep: int
+    # From the module, not its parameters: plan only / return the diff.
+    check_mode: bool = False
+    diff: bool = False
+
+
+def validate_params(params, check_mode=False, diff=False):
+    """Check and normalise the parameters before anything is read or written; return the ``Config``."""
 
     def text(key):
         return to_text(params.get(key) or "")
 
     strategy = text("strategy") or "auto"
-    cfg = {
-        "strategy": strategy,
+    fields = dict(
+        strategy=strategy,
         # A branch is valid for precompiled images only; "auto" is resolved later
-        # (run() re-checks the version against the resolved strategy).
-        "driver_version": validate_driver_version(
+        # (runner.ensure() re-checks the version against the resolved strategy).
+        driver_version=validate_driver_version(
             text("driver_version"), "precompiled" if strategy in ("auto", "precompiled") else strategy
         ),
-        "namespace": check_dns_label(text("namespace"), "namespace"),
-        "name": validate_name(text("name")),
-        "kernel_versions": kernel_list(params.get("kernel_versions")),
-        "os_release": _text_dict(params.get("os_release")),
-        "os_tag": validate_os_tag(params.get("os_tag")),
-        "node_selector": _text_dict(params.get("node_selector")),
-        "node_names": list(params.get("node_names") or []),
-        "base_image": check_image(params.get("base_image"), "base_image"),
-        "driver_toolkit_namespace": check_dns_label(text("driver_toolkit_namespace"), "driver_toolkit_namespace"),
-        "driver_toolkit_imagestream": check_dns_label(text("driver_toolkit_imagestream"), "driver_toolkit_imagestream"),
-        # Empty: no secret, the build relies on the cluster-wide entitlement of its node.
-        "entitlement_secret": (
+        namespace=check_dns_label(text("namespace"), "namespace"),
+        name=validate_name(text("name")),
+        kernel_versions=kernel_list(params.get("kernel_versions")),
+        os_release=_text_dict(params.get("os_release")),
+        os_tag=validate_os_tag(params.get("os_tag")),
+        node_selector=_text_dict(params.get("node_selector")),
+        node_names=tuple(params.get("node_names") or ()),
+        base_image=check_image(params.get("base_image"), "base_image"),
+        driver_toolkit_namespace=check_dns_label(text("driver_toolkit_namespace"), "driver_toolkit_namespace"),
+        driver_toolkit_imagestream=check_dns_label(text("driver_toolkit_imagestream"), "driver_toolkit_imagestream"),
+        entitlement_secret=(
             check_dns_subdomain(text("entitlement_secret"), "entitlement_secret") if text("entitlement_secret") else ""
         ),
-        "dockerfile": params.get("dockerfile"),
-        "git_uri": params.get("git_uri"),
-        "git_ref": params.get("git_ref"),
-        "context_dir": params.get("context_dir"),
-        "build_args": check_build_args(params.get("build_args")),
-        "registry": check_repository(text("registry").rstrip("/"), "registry"),
-        "precompiled_image": check_repository(text("precompiled_image"), "precompiled_image"),
-        "prune_stale": bool(params.get("prune_stale")),
-        "kernel_module_type": text("kernel_module_type") or "auto",
-    }
-    cfg.update(wait_settings(params))
-    return cfg
+        dockerfile=params.get("dockerfile"),
+        git_uri=params.get("git_uri"),
+        git_ref=params.get("git_ref"),
+        context_dir=params.get("context_dir"),
+        build_args=check_build_args(params.get("build_args")),
+        registry=check_repository(text("registry").rstrip("/"), "registry"),
+        precompiled_image=check_repository(text("precompiled_image"), "precompiled_image"),
+        prune_stale=bool(params.get("prune_stale")),
+        kernel_module_type=text("kernel_module_type") or "auto",
+    )
+    fields["wait"], fields["wait_timeout"], fields["wait_sleep"] = wait_settings(params)
+    return Config(check_mode=bool(check_mode), diff=bool(diff), **fields)

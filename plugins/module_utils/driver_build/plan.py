@@ -65,10 +65,10 @@ def resolve_strategy(requested, is_openshift):
 
 def read_kernels(cfg, client, svc):
     """{kernel: info} from the selected GPU nodes (or from the parameters)."""
-    if cfg["kernel_versions"]:
-        return kernels_from_params(cfg["kernel_versions"], cfg["os_release"], cfg["os_tag"])
-    selector = cfg["node_selector"]
-    if not selector and not cfg["node_names"]:
+    if cfg.kernel_versions:
+        return kernels_from_params(cfg.kernel_versions, cfg.os_release, cfg.os_tag)
+    selector = cfg.node_selector
+    if not selector and not cfg.node_names:
         # the GPU nodes only (three small lists), not every node of the cluster
         nodes = list_gpu_nodes(client, resource(svc, "Node", "v1"))
     else:
@@ -78,7 +78,7 @@ def read_kernels(cfg, client, svc):
             label_selector=label_selector(selector) if selector else None,
             param="node_selector",
         )
-    unknown = missing_names(nodes, cfg["node_names"])
+    unknown = missing_names(nodes, cfg.node_names)
     if unknown:
         raise GpuopsError(
             "no node named {0} among the {1} ({2} nodes looked at). Fix node_names (or node_selector).".format(
@@ -86,16 +86,16 @@ def read_kernels(cfg, client, svc):
             ),
             param="node_names",
         )
-    gpu_nodes = select_gpu_nodes(nodes, selector, cfg["node_names"])
+    gpu_nodes = select_gpu_nodes(nodes, selector, cfg.node_names)
     if not gpu_nodes:
         raise GpuopsError(
             "no node matches ({0}; {1} nodes in the cluster looked at). Check the labels (is Node Feature "
             "Discovery deployed? see nfd_labels), fix node_selector, or give kernel_versions.".format(
-                describe_selection(selector, cfg["node_names"]), len(nodes)
+                describe_selection(selector, cfg.node_names), len(nodes)
             ),
-            param="node_names" if cfg["node_names"] and not selector else "node_selector",
+            param="node_names" if cfg.node_names and not selector else "node_selector",
         )
-    return group_kernels(gpu_nodes, cfg["os_tag"])
+    return group_kernels(gpu_nodes, cfg.os_tag)
 
 
 def _toolkit_tags(imagestream):
@@ -119,12 +119,12 @@ def _toolkit_pullspec(imagestream, tag):
 
 def check_driver_toolkit(cfg, client, svc, kernels):
     """The Driver Toolkit ImageStream has a tag for the RHCOS build of every kernel."""
-    where = "{0}/{1}".format(cfg["driver_toolkit_namespace"], cfg["driver_toolkit_imagestream"])
+    where = "{0}/{1}".format(cfg.driver_toolkit_namespace, cfg.driver_toolkit_imagestream)
     dtk = get_item(
         client,
         resource(svc, "ImageStream", "image.openshift.io/v1"),
-        cfg["driver_toolkit_imagestream"],
-        cfg["driver_toolkit_namespace"],
+        cfg.driver_toolkit_imagestream,
+        cfg.driver_toolkit_namespace,
     )
     if dtk is None:
         raise GpuopsError(
@@ -150,29 +150,29 @@ def check_driver_toolkit(cfg, client, svc, kernels):
 
 
 def check_entitlement_secret(cfg, client, svc):
-    if get_item(client, resource(svc, "Secret", "v1"), cfg["entitlement_secret"], cfg["namespace"]) is None:
+    if get_item(client, resource(svc, "Secret", "v1"), cfg.entitlement_secret, cfg.namespace) is None:
         raise GpuopsError(
             "secret {0}/{1} with the entitlement certificate does not exist. Create it from the "
             "cluster-wide entitlement (entitlement role, `oc create secret generic etc-pki-entitlement "
-            "--from-file ...`) or set entitlement_secret.".format(cfg["namespace"], cfg["entitlement_secret"]),
+            "--from-file ...`) or set entitlement_secret.".format(cfg.namespace, cfg.entitlement_secret),
             param="entitlement_secret",
         )
 
 
 def check_build_prerequisites(cfg, client, svc, kernels, strategy):
     """Namespace, driver-toolkit tags, entitlement secret: all read before any write."""
-    if get_item(client, resource(svc, "Namespace", "v1"), cfg["namespace"]) is None:
+    if get_item(client, resource(svc, "Namespace", "v1"), cfg.namespace) is None:
         raise GpuopsError(
             "the namespace {0} does not exist; create it first (the driver role does) or set namespace.".format(
-                cfg["namespace"]
+                cfg.namespace
             ),
             param="namespace",
         )
-    if cfg["base_image"]:
+    if cfg.base_image:
         return
     if strategy == "driver-toolkit":
         check_driver_toolkit(cfg, client, svc, kernels)
-    if strategy == "entitlement" and cfg["entitlement_secret"]:
+    if strategy == "entitlement" and cfg.entitlement_secret:
         check_entitlement_secret(cfg, client, svc)
 
 
@@ -188,9 +188,7 @@ def plan_runtime_compiled(cfg, kernels, result):
 def plan_precompiled(cfg, kernels, result):
     """Precompiled images: nothing to build, the reference per kernel is computed."""
     for kernel, info in sorted(kernels.items()):
-        ref = precompiled_image(
-            cfg["registry"], cfg["precompiled_image"], cfg["driver_version"], kernel, info["os_tag"]
-        )
+        ref = precompiled_image(cfg.registry, cfg.precompiled_image, cfg.driver_version, kernel, info["os_tag"])
         result["images"][kernel] = ref
         result["kernels"][kernel] = dict(info, image=ref, tag=ref.rsplit(":", 1)[1], action="precompiled")
     return result
@@ -202,8 +200,8 @@ def _plan_kernel(cfg, client, apis, existing_bcs, builds, tags, kernel, info, st
     existing = existing_bcs.get(name)
     if existing is None:
         # An unlabelled BuildConfig of the same name: adopt it (apply will label it).
-        existing = get_item(client, apis["bc"], name, cfg["namespace"])
-    tag = image_tag(cfg["driver_version"], kernel, info["os_tag"])
+        existing = get_item(client, apis["bc"], name, cfg.namespace)
+    tag = image_tag(cfg.driver_version, kernel, info["os_tag"])
     desired_hash = desired["metadata"]["annotations"][HASH_KEY]
     bc_hash = dig(existing, ("metadata", "annotations", HASH_KEY))
     action, build, why = decide(tag in tags, builds_for(builds, name), desired_hash, tag, bc_hash)
@@ -228,10 +226,10 @@ def plan_openshift(cfg, client, svc, kernels, strategy):
         "bc": resource(svc, "BuildConfig", "build.openshift.io/v1"),
         "build": resource(svc, "Build", "build.openshift.io/v1"),
     }
-    selector = managed_selector(cfg["name"])
-    imagestream = get_item(client, apis["is"], cfg["name"], cfg["namespace"])
-    bcs = list_items(client, apis["bc"], cfg["namespace"], label_selector=selector)
-    builds = list_items(client, apis["build"], cfg["namespace"], label_selector=selector)
+    selector = managed_selector(cfg.name)
+    imagestream = get_item(client, apis["is"], cfg.name, cfg.namespace)
+    bcs = list_items(client, apis["bc"], cfg.namespace, label_selector=selector)
+    builds = list_items(client, apis["build"], cfg.namespace, label_selector=selector)
     tags = imagestream_tags(imagestream)
     desired_is = render_imagestream(cfg)
     existing_bcs = dict((bc["metadata"]["name"], bc) for bc in bcs)

@@ -137,7 +137,7 @@ def render_imagestream(cfg):
     return {
         "apiVersion": "image.openshift.io/v1",
         "kind": "ImageStream",
-        "metadata": {"name": cfg["name"], "namespace": cfg["namespace"], "labels": common_labels(cfg["name"])},
+        "metadata": {"name": cfg.name, "namespace": cfg.namespace, "labels": common_labels(cfg.name)},
         # Pods may reference "<name>:<tag>" directly (imagestream lookup).
         "spec": {"lookupPolicy": {"local": True}},
     }
@@ -145,23 +145,23 @@ def render_imagestream(cfg):
 
 def driver_image(cfg, info):
     """NVIDIA's driver image for the nodes' OS: <registry>/<image>:<driver version>-<os tag> (GO resolveDriverTag)."""
-    return "{0}/{1}:{2}-{3}".format(cfg["registry"], cfg["precompiled_image"], cfg["driver_version"], info["os_tag"])
+    return "{0}/{1}:{2}-{3}".format(cfg.registry, cfg.precompiled_image, cfg.driver_version, info["os_tag"])
 
 
 def builder_image(cfg, kernel, info, strategy):
     """The image the modules are compiled in: the kernel's Driver Toolkit, or entitled UBI (base_image overrides)."""
-    if cfg["base_image"]:
-        return cfg["base_image"]
+    if cfg.base_image:
+        return cfg.base_image
     if strategy == "driver-toolkit":
         # The pull spec the ImageStream tag points at (what KMM passes as DTK_AUTO), read by plan.
         return info.get("dtk_image") or "{0}/{1}:{2}".format(
-            cfg["driver_toolkit_namespace"], cfg["driver_toolkit_imagestream"], info["ostree_version"]
+            cfg.driver_toolkit_namespace, cfg.driver_toolkit_imagestream, info["ostree_version"]
         )
     major = rhel_major(kernel, info.get("rhel_version")) or "8"
     return "registry.access.redhat.com/ubi{0}/ubi:latest".format(major)
 
 
-def build_base(cfg, kernel, info, strategy):
+def build_base(cfg, info):
     """The BuildConfig's strategy ``from``: replaces the Dockerfile's last FROM, i.e. the driver image."""
     return {"kind": "DockerImage", "name": driver_image(cfg, info)}
 
@@ -169,21 +169,21 @@ def build_base(cfg, kernel, info, strategy):
 def build_inputs(cfg, kernel, info, strategy):
     """Everything that determines the image; hashed into HASH_KEY."""
     source = {
-        "dockerfile": cfg["dockerfile"] or (DTK_DOCKERFILE if strategy == "driver-toolkit" else ENTITLEMENT_DOCKERFILE)
+        "dockerfile": cfg.dockerfile or (DTK_DOCKERFILE if strategy == "driver-toolkit" else ENTITLEMENT_DOCKERFILE)
     }
-    if cfg["git_uri"]:
-        source = {"git_uri": cfg["git_uri"], "git_ref": cfg["git_ref"], "context_dir": cfg["context_dir"]}
+    if cfg.git_uri:
+        source = {"git_uri": cfg.git_uri, "git_ref": cfg.git_ref, "context_dir": cfg.context_dir}
     inputs = {
-        "driver_version": cfg["driver_version"],
+        "driver_version": cfg.driver_version,
         "kernel": kernel,
         "os_tag": info["os_tag"],
         "strategy": strategy,
-        "from": build_base(cfg, kernel, info, strategy),
+        "from": build_base(cfg, info),
         "source": source,
         "build_args": build_args(cfg, kernel, info, strategy),
     }
     if strategy == "entitlement":
-        inputs["entitlement_secret"] = cfg["entitlement_secret"]
+        inputs["entitlement_secret"] = cfg.entitlement_secret
     return inputs
 
 
@@ -192,7 +192,7 @@ def build_args(cfg, kernel, info, strategy="driver-toolkit"):
     args = [
         {"name": "DRIVER_IMAGE", "value": driver_image(cfg, info)},
         {"name": builder_arg, "value": builder_image(cfg, kernel, info, strategy)},
-        {"name": "DRIVER_VERSION", "value": cfg["driver_version"]},
+        {"name": "DRIVER_VERSION", "value": cfg.driver_version},
         {"name": "KERNEL_VERSION", "value": kernel},
         {"name": "KERNEL_MODULE_TYPE", "value": info.get("module_type") or "proprietary"},
     ]
@@ -200,8 +200,8 @@ def build_args(cfg, kernel, info, strategy="driver-toolkit"):
         args.append({"name": "RHEL_VERSION", "value": info["rhel_version"]})
     if info.get("os_tag"):
         args.append({"name": "OS_TAG", "value": info["os_tag"]})
-    for key in sorted(cfg["build_args"]):
-        args.append({"name": key, "value": cfg["build_args"][key]})
+    for key in sorted(cfg.build_args):
+        args.append({"name": key, "value": cfg.build_args[key]})
     return args
 
 
@@ -213,29 +213,29 @@ def render_buildconfig(cfg, kernel, info, strategy):
     """
     inputs = build_inputs(cfg, kernel, info, strategy)
     digest = inputs_hash(inputs)
-    tag = image_tag(cfg["driver_version"], kernel, info["os_tag"])
-    labels = common_labels(cfg["name"])
+    tag = image_tag(cfg.driver_version, kernel, info["os_tag"])
+    labels = common_labels(cfg.name)
     labels[KERNEL_KEY] = kernel if len(kernel) <= 63 else short_hash(kernel, 16)
     if "source" in inputs and "git_uri" in inputs["source"]:
-        source = {"type": "Git", "git": {"uri": cfg["git_uri"]}}
-        if cfg["git_ref"]:
-            source["git"]["ref"] = cfg["git_ref"]
-        if cfg["context_dir"]:
-            source["contextDir"] = cfg["context_dir"]
+        source = {"type": "Git", "git": {"uri": cfg.git_uri}}
+        if cfg.git_ref:
+            source["git"]["ref"] = cfg.git_ref
+        if cfg.context_dir:
+            source["contextDir"] = cfg.context_dir
     else:
         source = {"type": "Dockerfile", "dockerfile": inputs["source"]["dockerfile"]}
-    if strategy == "entitlement" and cfg["entitlement_secret"]:
-        source["secrets"] = [{"secret": {"name": cfg["entitlement_secret"]}, "destinationDir": "etc-pki-entitlement"}]
+    if strategy == "entitlement" and cfg.entitlement_secret:
+        source["secrets"] = [{"secret": {"name": cfg.entitlement_secret}, "destinationDir": "etc-pki-entitlement"}]
     return {
         "apiVersion": "build.openshift.io/v1",
         "kind": "BuildConfig",
         "metadata": {
-            "name": buildconfig_name(cfg["name"], kernel),
-            "namespace": cfg["namespace"],
+            "name": buildconfig_name(cfg.name, kernel),
+            "namespace": cfg.namespace,
             "labels": labels,
             "annotations": {
                 KERNEL_KEY: kernel,
-                DRIVER_KEY: cfg["driver_version"],
+                DRIVER_KEY: cfg.driver_version,
                 OS_TAG_KEY: info["os_tag"],
                 MODULE_TYPE_KEY: info.get("module_type") or "proprietary",
                 HASH_KEY: digest,
@@ -251,7 +251,7 @@ def render_buildconfig(cfg, kernel, info, strategy):
                 "type": "Docker",
                 "dockerStrategy": {"from": inputs["from"], "buildArgs": inputs["build_args"], "noCache": True},
             },
-            "output": {"to": {"kind": "ImageStreamTag", "name": "{0}:{1}".format(cfg["name"], tag)}},
+            "output": {"to": {"kind": "ImageStreamTag", "name": "{0}:{1}".format(cfg.name, tag)}},
         },
     }
 

@@ -3,7 +3,9 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """driver_container_build: check, read, plan, (apply, build, wait), report.
 
-``run`` is what the module calls. Every parameter and every prerequisite is
+``run`` is what the module calls, and the only function that reads the module:
+it builds the frozen ``Config`` (parameters, check mode, diff) once and hands it
+to ``ensure`` and everything below. Every parameter and every prerequisite is
 checked before the first write; check mode stops after the plan.
 """
 
@@ -69,18 +71,18 @@ def _build_entry(item):
 
 def plan_diffs(cfg, plan):
     """One before/after entry per object that is created, changed, built or pruned."""
-    where = "{0}/".format(cfg["namespace"])
+    where = "{0}/".format(cfg.namespace)
     diffs = []
     if plan["is_needs_apply"]:
         before = plan["imagestream"]
-        diffs.append(diff_entry("ImageStream " + where + cfg["name"], before, _applied(before, plan["desired_is"])))
+        diffs.append(diff_entry("ImageStream " + where + cfg.name, before, _applied(before, plan["desired_is"])))
     for item in plan["buildconfigs"]:
         if item["needs_apply"]:
             header = "BuildConfig " + where + name_of(item["desired"])
             diffs.append(diff_entry(header, item["existing"], _applied(item["existing"], item["desired"])))
         if item["action"] == "build":
             diffs.append(_build_entry(item))
-    for stale in plan["stale"] if cfg["prune_stale"] else []:
+    for stale in plan["stale"] if cfg.prune_stale else []:
         before = {"kind": "BuildConfig", "name": stale["buildconfig"], "tags": stale["tags"]}
         header = "BuildConfig {0}{1} (stale kernel {2})".format(where, stale["buildconfig"], stale["kernel"])
         diffs.append(diff_entry(header, before, None))
@@ -112,7 +114,7 @@ def finish(cfg, client, svc, plan, names, result, progress):
     """Wait for the builds (when asked to); return {name: build}. Raises when one failed or did not finish."""
     if not names:
         return {}
-    if not cfg["wait"]:
+    if not cfg.wait:
         result["builds"] = [build_summary({"metadata": {"name": n}}) for n in names]
         return {}
     mine, failed, active = wait_builds(cfg, client, plan["apis"]["build"], names, progress)
@@ -122,20 +124,20 @@ def finish(cfg, client, svc, plan, names, result, progress):
         raise failed_error(client, mine, failed, **extra)
     if active:
         raise timeout_error(cfg, client, svc, active, **extra)
-    plan["imagestream"] = get_item(client, plan["apis"]["is"], cfg["name"], cfg["namespace"])
+    plan["imagestream"] = get_item(client, plan["apis"]["is"], cfg.name, cfg.namespace)
     return dict((name_of(b), b) for b in mine)
 
 
-def _action(item, cfg, check_mode):
+def _action(item, cfg):
     action = item["action"]
-    if action == "build" and check_mode:
+    if action == "build" and cfg.check_mode:
         return "would-build"
     if action in ("build", "wait"):
-        return "built" if cfg["wait"] else "building"
+        return "built" if cfg.wait else "building"
     return action
 
 
-def report_kernels(cfg, plan, final_builds, check_mode, result):
+def report_kernels(cfg, plan, final_builds, result):
     """result['images'] and result['kernels'] from the plan and the finished builds."""
     tags_now = imagestream_tags(plan["imagestream"])
     for item in plan["buildconfigs"]:
@@ -154,26 +156,30 @@ def report_kernels(cfg, plan, final_builds, check_mode, result):
             build=build_name,
             build_phase=build_phase(build) if build_name else None,
             inputs_hash=item["hash"],
-            action=_action(item, cfg, check_mode),
+            action=_action(item, cfg),
             reason=item["why"],
         )
 
 
 def run(module, client, svc):
-    """driver_container_build: validate, read, plan, (apply, build, wait), report."""
-    cfg = validate_params(module.params)
-    progress = Progress(module)
+    """driver_container_build, the module's edge: its parameters, check mode and diff become one ``Config``."""
+    cfg = validate_params(module.params, check_mode=module.check_mode, diff=module._diff)
+    return ensure(cfg, client, svc, Progress(module))
+
+
+def ensure(cfg, client, svc, progress):
+    """Read, plan, (apply, build, wait), report; returns the module result."""
     is_openshift = bool(
         resource(svc, "BuildConfig", "build.openshift.io/v1") and resource(svc, "ImageStream", "image.openshift.io/v1")
     )
-    strategy = resolve_strategy(cfg["strategy"], is_openshift)
-    validate_driver_version(cfg["driver_version"], strategy)
+    strategy = resolve_strategy(cfg.strategy, is_openshift)
+    validate_driver_version(cfg.driver_version, strategy)
     kernels = read_kernels(cfg, client, svc)
     check_kernel_infos(kernels, strategy, cfg)
     for kernel, info in kernels.items():
         where = "nodes {0}".format(", ".join(info["nodes"])) if info["nodes"] else "kernel {0}".format(kernel)
         info["module_type"], info["module_type_reason"] = decide_module_type(
-            cfg["kernel_module_type"], info.get("gpu_products") or [], cfg["driver_version"], where
+            cfg.kernel_module_type, info.get("gpu_products") or [], cfg.driver_version, where
         )
     result = {
         "changed": False,
@@ -195,11 +201,11 @@ def run(module, client, svc):
     plan = plan_openshift(cfg, client, svc, kernels, strategy)
     diffs = plan_diffs(cfg, plan)
     result.update(stale=plan["stale"], changed=bool(diffs))
-    if module._diff:
+    if cfg.diff:
         result["diff"] = diffs
-    started, waiting = ([], []) if module.check_mode else execute(client, svc, plan, progress)
+    started, waiting = ([], []) if cfg.check_mode else execute(client, svc, plan, progress)
     final_builds = finish(cfg, client, svc, plan, started + waiting, result, progress)
-    report_kernels(cfg, plan, final_builds, module.check_mode, result)
-    if cfg["prune_stale"] and plan["stale"]:
-        result["pruned"] = prune(cfg, client, svc, plan["apis"], plan["stale"], module.check_mode, progress)
+    report_kernels(cfg, plan, final_builds, result)
+    if cfg.prune_stale and plan["stale"]:
+        result["pruned"] = prune(cfg, client, svc, plan["apis"], plan["stale"], progress)
     return result

@@ -136,7 +136,7 @@ def image_reference(imagestream, cfg, tag):
     if not repo and digest:
         repo = digest.split("@", 1)[0]
     if not repo:
-        repo = "{0}/{1}/{2}".format(DEFAULT_INTERNAL_REGISTRY, cfg["namespace"], cfg["name"])
+        repo = "{0}/{1}/{2}".format(DEFAULT_INTERNAL_REGISTRY, cfg.namespace, cfg.name)
     return "{0}:{1}".format(repo, tag), digest
 
 

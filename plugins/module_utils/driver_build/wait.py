@@ -53,10 +53,10 @@ def wait_builds(cfg, client, build_api, names, progress):
         return all(build_phase(b) in FAILED_PHASES + ("Complete",) for b in mine)
 
     Waiter(client, build_api, predicate).wait(
-        timeout=cfg["wait_timeout"],
-        sleep=cfg["wait_sleep"],
-        namespace=cfg["namespace"],
-        label_selectors=[managed_selector(cfg["name"])],
+        timeout=cfg.wait_timeout,
+        sleep=cfg.wait_sleep,
+        namespace=cfg.namespace,
+        label_selectors=[managed_selector(cfg.name)],
     )
     mine = state["mine"]
     failed = [b for b in mine if build_phase(b) in FAILED_PHASES]
@@ -88,7 +88,7 @@ def _stuck_text(build, warnings):
 def _missing_entitlement(cfg, warnings):
     """True when the build pod cannot mount the entitlement secret we configured."""
     return any(
-        cfg["entitlement_secret"] in MISSING_SECRET_RE.findall(w.get("message") or "")
+        cfg.entitlement_secret in MISSING_SECRET_RE.findall(w.get("message") or "")
         for w in warnings
         if w.get("reason") == "FailedMount"
     )
@@ -103,18 +103,18 @@ def timeout_error(cfg, client, svc, active, **extra):
             "driver build(s) cannot start: {0}. The build mounts the entitlement secret {1}/{2}, which does not "
             "exist: create it (entitlement role, `oc create secret generic {2} --from-file ...`) or set "
             "entitlement_secret to the secret holding the entitlement certificate.".format(
-                details, cfg["namespace"], cfg["entitlement_secret"]
+                details, cfg.namespace, cfg.entitlement_secret
             ),
             param="entitlement_secret",
             **extra,
         )
     if any(w for dummy, w in per_build):
-        advice = "Fix what the build pod's events report (`oc get events -n {0}`)".format(cfg["namespace"])
+        advice = "Fix what the build pod's events report (`oc get events -n {0}`)".format(cfg.namespace)
     else:
         advice = "Raise wait_timeout or look at the builds"
     return GpuopsError(
         "driver build(s) not finished after {0}s: {1}. {2} (`oc describe -n {3} build/<name>`, "
-        "`oc logs -n {3} build/<name>`).".format(cfg["wait_timeout"], details, advice, cfg["namespace"]),
+        "`oc logs -n {3} build/<name>`).".format(cfg.wait_timeout, details, advice, cfg.namespace),
         param="wait_timeout",
         **extra,
     )

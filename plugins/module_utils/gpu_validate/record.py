@@ -34,7 +34,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resour
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig
 
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
-RECORD_VERSION = 1
 
 
 def _images(pods):

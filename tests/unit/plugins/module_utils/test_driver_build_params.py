@@ -3,6 +3,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import dataclasses
+
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
@@ -103,11 +105,23 @@ def test_validate_params_normalizes():
             build_args={"EXTRA": 1},
         )
     )
-    assert cfg["kernel_versions"] == [K416, K414]
-    assert cfg["build_args"] == {"EXTRA": "1"}
-    assert cfg["os_release"] == {"ID": "rhcos", "VERSION_ID": "4.16"}
+    assert cfg.kernel_versions == (K416, K414)
+    assert cfg.build_args == {"EXTRA": "1"}
+    assert cfg.os_release == {"ID": "rhcos", "VERSION_ID": "4.16"}
+
+
+def test_config_is_read_only():
+    """One Config per run: no attribute, and no mapping inside, can be changed after validate_params."""
+    cfg = params_.validate_params(params(build_args={"EXTRA": "1"}, node_selector={"a": "b"}), check_mode=True)
+    assert cfg.check_mode is True and cfg.diff is False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.namespace = "other"
+    for mapping in (cfg.build_args, cfg.node_selector, cfg.os_release):
+        with pytest.raises(TypeError):
+            mapping["x"] = "y"
+    assert cfg.node_names == () and cfg.kernel_versions is None
 
 
 def test_wait_timeout_not_checked_without_wait():
     cfg = params_.validate_params(params(wait=False, wait_timeout=5))
-    assert cfg["wait"] is False
+    assert cfg.wait is False

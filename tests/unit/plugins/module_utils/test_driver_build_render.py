@@ -66,7 +66,7 @@ def test_render_buildconfig_entitlement_and_git_and_base_image():
     src = bc["spec"]["source"]
     assert (
         src["type"] == "Git"
-        and src["git"] == {"uri": cfg["git_uri"], "ref": "main"}
+        and src["git"] == {"uri": cfg.git_uri, "ref": "main"}
         and src["contextDir"] == "rhel9/precompiled"
     )
     assert src["secrets"] == [{"secret": {"name": "etc-pki-entitlement"}, "destinationDir": "etc-pki-entitlement"}]
@@ -81,7 +81,7 @@ def test_render_buildconfig_entitlement_and_git_and_base_image():
 
 def test_entitlement_without_secret_relies_on_the_cluster_wide_entitlement():
     cfg = params_.validate_params(params(strategy="entitlement", entitlement_secret=""))
-    assert cfg["entitlement_secret"] == ""
+    assert cfg.entitlement_secret == ""
     bc = render.render_buildconfig(cfg, K416, info416(), "entitlement")
     assert "secrets" not in bc["spec"]["source"]
     args = dict((a["name"], a["value"]) for a in bc["spec"]["strategy"]["dockerStrategy"]["buildArgs"])
