@@ -17,7 +17,6 @@ import re
 from ansible_collections.gpuops.cluster.plugins.module_utils import role_inputs
 
 ENABLED = ("auto", "true", "false")
-BUILD_MODES = ("auto", "driver-toolkit", "entitlement", "precompiled")
 PERCENT_RE = re.compile(r"^([1-9][0-9]?|100)%$")
 COUNT_RE = re.compile(r"^[1-9][0-9]*$")
 CURRENT_CONFIG = "machineconfiguration.openshift.io/currentConfig"

@@ -84,3 +84,45 @@ def test_state_roles_have_every_phase(role):
     defaults = load(role, "defaults", "main.yml") or {}
     assert defaults.get(role + "_state") == "present", "{0}: {0}_state defaults to present".format(role)
     assert os.path.exists(os.path.join(ROLES_DIR, role, "README.md")), role
+
+
+def _tasks(entries):
+    """Tasks of a task file, a block's own tasks counted, the block itself not (it is structure, not work)."""
+    count = 0
+    for entry in entries or []:
+        if isinstance(entry, dict) and "block" in entry:
+            count += _tasks(entry["block"]) + _tasks(entry.get("rescue")) + _tasks(entry.get("always"))
+        elif isinstance(entry, dict):
+            count += 1
+    return count
+
+
+def _files(pattern_dirs, suffix=".yml"):
+    for top in pattern_dirs:
+        for base, dummy, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if name.endswith(suffix):
+                    yield os.path.join(base, name)
+
+
+def test_roles_are_short_pages():
+    """Issue 18's gates: at most 20 tasks per role on average, preflight YAML under 800 lines, no Jinja accumulator
+    program in task files (logic lives in filters over module_utils) and no inline noqa in any YAML."""
+    counts = {}
+    for role in ROLES:
+        folder = os.path.join(ROLES_DIR, role, "tasks")
+        counts[role] = sum(_tasks(load(role, "tasks", name)) for name in os.listdir(folder) if name.endswith(".yml"))
+    assert sum(counts.values()) / float(len(counts)) <= 20, counts
+    preflight = 0
+    for role in ROLES:
+        for name in os.listdir(os.path.join(ROLES_DIR, role, "tasks")):
+            if name.startswith("preflight"):
+                with open(os.path.join(ROLES_DIR, role, "tasks", name)) as f:
+                    preflight += len(f.read().splitlines())
+    assert preflight < 800, preflight
+    for path in _files(["roles", "playbooks", "molecule"]):
+        with open(path) as f:
+            text = f.read()
+        assert "noqa" not in text, path
+        if os.sep + "tasks" + os.sep in path or os.sep + "playbooks" + os.sep in path:
+            assert ".append(" not in text and ".update(" not in text, "{0}: a Jinja accumulator program".format(path)
