@@ -252,7 +252,7 @@ def choose_pool(pools, wanted="auto"):
         name = "worker" if workers > 0 else "master"
     obj = by_name.get(name) or {}
     selector = ((obj.get("spec") or {}).get("nodeSelector") or {}).get("matchLabels") or {}
-    return {"name": name, "object": obj, "node_selector": selector, "names": [n for n in by_name]}
+    return {"name": name, "object": obj, "node_selector": selector, "names": list(by_name)}
 
 
 def max_unavailable(value):

@@ -26,8 +26,8 @@ def reads(ns=True, cm=None, name="nvidia-device-plugin-config", ns_skipped=False
     return [ns_result, cm_result]
 
 
-def plan(results, nodes=NODES, openshift=True, check=False, **settings):
-    return gfd.plan(results, nodes, dict(SETTINGS, **settings), openshift, check, LABELS)
+def plan(results, nodes=None, openshift=True, check=False, **settings):
+    return gfd.plan(results, NODES if nodes is None else nodes, dict(SETTINGS, **settings), openshift, check, LABELS)
 
 
 @pytest.mark.parametrize(
@@ -114,8 +114,8 @@ def test_label_summary_table_and_missing_nodes():
     nodes = [
         labelled("a", **T4),
         labelled("b"),
-        labelled("c", **dict(T4, cuda_driver=None)),
-        labelled("d", **dict(T4, replicas=4, sharing_strategy="time-slicing", product="Tesla-T4-SHARED")),
+        labelled("c", **{**T4, "cuda_driver": None}),
+        labelled("d", **{**T4, "replicas": 4, "sharing_strategy": "time-slicing", "product": "Tesla-T4-SHARED"}),
         {"name": "cpu", "gpu": False, "gfd": {}},
     ]
     out = gfd.label_summary(nodes)

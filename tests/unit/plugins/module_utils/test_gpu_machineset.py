@@ -38,7 +38,8 @@ def values(**kw):
     return out
 
 
-def planned(zones=("us-east-2a", "us-east-2b", "us-east-2c"), gpu=T4):
+def planned(zones=("us-east-2a", "us-east-2b", "us-east-2c"), gpu=None):
+    gpu = T4 if gpu is None else gpu
     return {
         "machinesets": [
             {

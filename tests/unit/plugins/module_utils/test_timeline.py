@@ -415,7 +415,7 @@ class FakePods(object):
         import json
 
         self.selectors.append(label_selector)
-        key, _, value = label_selector.partition("=")
+        key, dummy, value = label_selector.partition("=")
         if key == "app":
             items = [p for p in self.pods if p["metadata"]["labels"].get("app") == value]
         else:
