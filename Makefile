@@ -28,7 +28,7 @@ ENGINE_ENV = $(if $(filter mitogen,$(ENGINE)),ANSIBLE_STRATEGY=mitogen_linear AN
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv binaries collection style unit oracles sanity lint build-collection integration molecule test demo cluster-up cluster-down cluster-status bench clean
+.PHONY: help venv binaries collection style unit oracles sanity lint build-collection integration molecule check test demo cluster-up cluster-down cluster-status bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -80,6 +80,9 @@ molecule: collection binaries ## molecule scenarios (delegated driver) on the lo
 	rc=0; for s in $(MOLECULE_SCENARIOS); do [ -d molecule/$$s ] || continue; \
 	  $(BIN)/molecule test -s $$s || { rc=$$?; break; }; done; \
 	if [ $$running = no ]; then $(BIN)/python tests/localcluster/cluster.py down; fi; exit $$rc
+
+check: venv collection ## the inner loop: style, unit tests and ansible-test sanity, two at a time (no cluster, no Go build)
+	$(MAKE) --no-print-directory -j2 --output-sync=target style unit sanity
 
 test: venv binaries style unit oracles sanity lint build-collection integration molecule ## everything CI runs
 
