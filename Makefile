@@ -19,8 +19,9 @@ PYTEST_ARGS ?=
 # (tests/integration/conftest.py); a test file runs whole, in order, on one worker (--dist loadfile;
 # loadgroup is broken with pytest 9.2: xdist 3.8 still sets the removed Item._nodeid). Most of their time is waiting.
 INTEGRATION_WORKERS ?= 2
-# One shared local cluster; each scenario cleans up after itself.
-MOLECULE_SCENARIOS ?= default gpu_machineset entitlement nfd stack
+# One scenario, the whole stack role by role (converge, idempotence, verify, cleanup) on the shared local cluster;
+# each role's own cases are the integration tests' (README, Test suite).
+MOLECULE_SCENARIOS ?= default
 # ENGINE=mitogen runs the demo with Mitogen for Ansible's mitogen_linear strategy (one warm Python,
 # no per-task interpreter start and kubernetes client import; see README, Benchmarks).
 ENGINE ?= default
@@ -42,10 +43,14 @@ $(BIN)/.stamp: requirements-dev.txt requirements.txt
 
 venv: $(BIN)/.stamp ## create .venv with the pinned tool chain
 
+# The three build scripts run at once (each program under its own lock in the cache, so this and other checkouts
+# never build one twice): on a cold cache one downloads modules or links (one core) while another compiles. A
+# failure of one fails the target once all three have stopped.
 binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane binaries, promtool and the oracle programs
-	bash tests/localcluster/build.sh
-	bash tests/monitoring/build_promtool.sh >/dev/null
-	bash tests/oracles/build.sh >/dev/null
+	@pids=(); bash tests/localcluster/build.sh & pids+=($$!); \
+	bash tests/monitoring/build_promtool.sh >/dev/null & pids+=($$!); \
+	bash tests/oracles/build.sh >/dev/null & pids+=($$!); \
+	rc=0; for pid in "$${pids[@]}"; do wait $$pid || rc=$$?; done; exit $$rc
 
 collection: venv ## expose this checkout as ansible_collections/gpuops/cluster under .build/
 	@mkdir -p $(dir $(COLL))
@@ -73,7 +78,9 @@ build-collection: venv ## build the tarball and prove it installs offline and an
 	bash tests/build_check.sh
 
 integration: collection binaries ## integration tests on the real local control plane (started and stopped here)
-	$(BIN)/pytest -v -n $(INTEGRATION_WORKERS) --dist loadfile --durations=40 tests/integration $(PYTEST_ARGS)
+	@# --no-loadscope-reorder: files are sent in the order tests/integration/conftest.py gives them (heaviest
+	@# first), not xdist's (most tests first), which left the long one-test site.yml files for last.
+	$(BIN)/pytest -v -n $(INTEGRATION_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40 tests/integration $(PYTEST_ARGS)
 
 molecule: collection binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
 	@running=$$($(BIN)/python tests/localcluster/cluster.py status | grep -q '"api_ready": true' && echo yes || echo no); \
@@ -84,7 +91,13 @@ molecule: collection binaries ## molecule scenarios (delegated driver) on the lo
 check: venv collection ## the inner loop: style, unit tests and ansible-test sanity, two at a time (no cluster, no Go build)
 	$(MAKE) --no-print-directory -j2 --output-sync=target style unit sanity
 
-test: venv binaries style unit oracles sanity lint build-collection integration molecule ## everything CI runs
+# make test: the Go builds (binaries; a cold cache takes tens of minutes, mostly one core linking) run next to the
+# checks that need no binary (venv, style, unit, sanity, lint, build-collection; one core each), two jobs at a time
+# (-j2, each target's output kept together by -O); a failure of either side fails the run once both have
+# stopped. Then the oracle tests, the integration tests and molecule, which need the binaries.
+test: ## everything CI runs: style, unit, sanity, lint, build-collection next to binaries; then oracles, integration, molecule
+	$(MAKE) --no-print-directory -j2 --output-sync=target binaries style unit sanity lint build-collection
+	$(MAKE) --no-print-directory oracles integration molecule
 
 cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N)
 	$(BIN)/python tests/localcluster/cluster.py up --profile $(PROFILE) --gpu-nodes $(GPU_NODES)

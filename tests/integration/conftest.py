@@ -3,10 +3,16 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Fixtures for tests that talk to the real local control plane.
 
-``cluster`` starts the local cluster once per session (profile openshift by
-default, GPUOPS_TEST_PROFILE to change), or reuses one that is already
-running in .localcluster/ (`make cluster-up`). A cluster this session started
-is stopped at the end; a reused one is left running.
+Each pytest-xdist worker has its own clusters, one per kind, started the first time a test file asks for it and
+shared by every test file the worker runs after that: ``cluster`` (profile openshift by default,
+GPUOPS_TEST_PROFILE to change; reuses one already running in .localcluster/, `make cluster-up`), ``k8s_cluster``
+(plain Kubernetes, two bare GPU nodes) and ``ocp419_cluster`` (OpenShift 4.19). They are module-scoped views:
+when a test file asks for a cluster that another file used before it, the cluster is first put back to its seed
+state (cluster_reset.py: what the tests made is deleted, the seed objects' labels, taints and specs restored, the
+inventory compared) instead of being started again; a reset that cannot get there starts the cluster afresh and
+says so as a warning. Within a file, tests share the state their file made, in order. Clusters this session
+started are stopped at the end (GPUOPS_KEEP_CLUSTER keeps them); a reused one is left running. A file that needs
+a cluster of a special shape keeps one of its own (``extra_cluster``).
 
 ``ansible_task`` runs one task through ansible-playbook, for real, and returns
 its result as a dict.
@@ -21,10 +27,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
+import warnings
 
 import pytest
 from ansible_env import collection_env, no_json_message, run_tasks
+from cluster_reset import Seed
 from localcluster.audit import AuditLog
 from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster
 
@@ -64,24 +73,170 @@ def worker_suffix():
     return "" if worker in ("", "gw0") else "-" + worker
 
 
+def cluster_dir(name=""):
+    """Work directory of this worker's cluster ``name`` ('' for the main one): GPUOPS_LOCALCLUSTER_DIR (default
+    .localcluster) plus '-<name>' plus the worker suffix, so a run given its own directory keeps all its clusters
+    apart from other runs'."""
+    base = os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR)
+    return base + ("-" + name if name else "") + worker_suffix()
+
+
+class SharedCluster(object):
+    """One local cluster of this worker, shared by the test files that ask for it, reset between them."""
+
+    def __init__(self, workdir, profile, up_kwargs=None):
+        self.lc = LocalCluster(workdir)
+        self.profile = profile
+        self.up_kwargs = up_kwargs or {}
+        self.started = False
+        self.cluster = None
+        self.seed = None
+        self.user = None  # the test file that used it last
+
+    def _matches(self, state):
+        kw = self.up_kwargs
+        return (
+            state.get("profile") == self.profile
+            and all(state.get(key) == kw[key] for key in ("gpu_nodes", "gpu_node_mode") if key in kw)
+            and ("openshift_version" not in kw or state.get("openshift_version") == kw["openshift_version"])
+        )
+
+    def start(self, fresh=False, seed=True):
+        if not fresh and self.lc.pid_of("kube-apiserver") and self._matches(self.lc.read_state()):
+            sys.stderr.write(
+                "[integration] reusing running local cluster {0} ({1})\n".format(self.lc.workdir, self.profile)
+            )
+        else:
+            if self.lc.pid_of("kube-apiserver"):
+                self.lc.down(quiet=True)
+            self.lc.up(profile=self.profile, **self.up_kwargs)
+            self.started = True
+        self.cluster = Cluster(self.lc, self.profile)
+        self.seed = Seed.take(self.cluster.api) if seed else None
+
+    def use(self, module):
+        """The cluster for test file ``module``: started on first use, reset when another file used it last."""
+        t0 = time.time()
+        if self.cluster is None:
+            self.start()
+            EVENTS.append(("start", self.name, module, time.time() - t0, ""))
+        elif self.user not in (None, module):
+            try:
+                done = self.seed.reset(self.cluster.api)
+                waits = ", ".join("{0} after {1:.0f}s".format(k, v) for k, v in sorted(self.seed.timings.items()))
+                what = "; ".join(done[:4]) + ("; ..." if len(done) > 4 else "")
+                EVENTS.append(
+                    (
+                        "reset",
+                        self.name,
+                        module,
+                        time.time() - t0,
+                        "{0} writes ({1}): {2}".format(len(done), waits, what),
+                    )
+                )
+            except Exception as exc:  # ResetFailed, or a cluster a test left broken: start it afresh
+                warnings.warn(
+                    "{0}: reset after {1} failed, cluster started afresh for {2} ({3:.0f}s): {4}".format(
+                        self.lc.workdir, self.user, module, time.time() - t0, exc
+                    ),
+                    ResetWarning,
+                )
+                self.start(fresh=True)
+                EVENTS.append(("restart", self.name, module, time.time() - t0, "reset failed"))
+        self.user = module
+        return self.cluster
+
+    @property
+    def name(self):
+        return os.path.basename(self.lc.workdir)
+
+    def stop(self):
+        if self.started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
+            self.lc.down()
+
+
+class ResetWarning(UserWarning):
+    """A shared cluster could not be reset to its seed state and was started again."""
+
+
+# (what, cluster work directory, test file, seconds, detail) of every cluster start and reset of this process;
+# an xdist worker hands its list to the controller (workeroutput), which prints them all at the end.
+EVENTS = []
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["gpuops_cluster_events"] = EVENTS
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    EVENTS.extend(tuple(e) for e in (getattr(node, "workeroutput", None) or {}).get("gpuops_cluster_events", []))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if hasattr(terminalreporter.config, "workeroutput") or not EVENTS:
+        return
+    terminalreporter.section("local clusters: starts and resets between test files")
+    for what in ("start", "reset", "restart"):
+        times = [e[3] for e in EVENTS if e[0] == what]
+        if times:
+            terminalreporter.write_line(
+                "{0}: {1}, {2:.0f}s in all, longest {3:.1f}s".format(what, len(times), sum(times), max(times))
+            )
+    for what, name, module, seconds, detail in EVENTS:
+        terminalreporter.write_line(
+            "  {0:7} {1:28} {2:6.1f}s before {3} {4}".format(what, name, seconds, module, detail)
+        )
+
+
+# Seconds a test file takes (sum of setup, call and teardown in `make integration --durations=0`, two workers, this
+# 2-core machine; see README, Test suite). The files run heaviest first, so that no long file starts last while the
+# other worker has nothing left (`make integration` passes --no-loadscope-reorder: xdist's default order, most tests
+# first, put the one-test site.yml files last). A file not listed counts DEFAULT_FILE_SECONDS.
+FILE_SECONDS = {
+    "test_site.py": 450,
+    "test_module_state_ledger.py": 310,
+    "test_site_kubernetes.py": 210,
+    "test_site_openshift_419.py": 210,
+    "test_role_entitlement.py": 200,
+}
+DEFAULT_FILE_SECONDS = 60
+
+
+def pytest_collection_modifyitems(items):
+    """Integration test files heaviest first (FILE_SECONDS); the order within a file is kept."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    slots = [i for i, item in enumerate(items) if str(item.fspath).startswith(here)]
+    ours = [items[i] for i in slots]
+    first = {}
+    for n, item in enumerate(ours):
+        first.setdefault(str(item.fspath), n)
+
+    def key(item):
+        path = str(item.fspath)
+        return (-FILE_SECONDS.get(os.path.basename(path), DEFAULT_FILE_SECONDS), first[path])
+
+    for i, item in zip(slots, sorted(ours, key=key)):
+        items[i] = item
+
+
+def _shared(request, workdir, profile, **up_kwargs):
+    shared = SharedCluster(workdir, profile, up_kwargs)
+    request.addfinalizer(shared.stop)
+    return shared
+
+
 @pytest.fixture(scope="session")
-def cluster():
+def _shared_main(request):
     profile = os.environ.get("GPUOPS_TEST_PROFILE", "openshift")
-    lc = LocalCluster(os.environ.get("GPUOPS_LOCALCLUSTER_DIR", DEFAULT_WORKDIR) + worker_suffix())
-    started = False
-    state = lc.read_state()
-    if lc.pid_of("kube-apiserver") and state.get("profile") == profile:
-        sys.stderr.write("[integration] reusing running local cluster ({0})\n".format(profile))
-    else:
-        if lc.pid_of("kube-apiserver"):
-            lc.down(quiet=True)
-        lc.up(profile=profile)
-        started = True
-    try:
-        yield Cluster(lc, profile)
-    finally:
-        if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
-            lc.down()
+    return _shared(request, cluster_dir(), profile)
+
+
+@pytest.fixture(scope="module")
+def cluster(_shared_main, request):
+    """This worker's main cluster (openshift profile unless GPUOPS_TEST_PROFILE), reset if another file used it."""
+    return _shared_main.use(request.module.__name__)
 
 
 @pytest.fixture(scope="module")
@@ -182,48 +337,52 @@ def changed_tasks(out):
 
 @contextlib.contextmanager
 def extra_cluster(name, profile, **up_kwargs):
-    """A second local cluster (own work directory and ports) for one test module.
+    """A local cluster of one test module (own work directory and ports), for a shape no shared cluster has.
 
     Reused when already running with the same profile (GPUOPS_KEEP_CLUSTER keeps it after the tests).
     """
-    lc = LocalCluster(os.path.join(ROOT, ".localcluster-" + name + worker_suffix()))
-    started = False
-    state = lc.read_state()
-    same = (
-        state.get("profile") == profile
-        and all(state.get(key) == up_kwargs[key] for key in ("gpu_nodes", "gpu_node_mode") if key in up_kwargs)
-        and ("openshift_version" not in up_kwargs or state.get("openshift_version") == up_kwargs["openshift_version"])
-    )
-    if not (lc.pid_of("kube-apiserver") and same):
-        if lc.pid_of("kube-apiserver"):
-            lc.down(quiet=True)
-        lc.up(profile=profile, **up_kwargs)
-        started = True
+    own = SharedCluster(cluster_dir(name), profile, up_kwargs)
+    t0 = time.time()
+    own.start(seed=False)
+    EVENTS.append(("start", own.name, "(a file's own cluster)", time.time() - t0, ""))
     try:
-        yield Cluster(lc, profile)
+        yield own.cluster
     finally:
-        if started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
-            lc.down()
+        own.stop()
 
 
 @pytest.fixture(scope="session")
-def k8s_cluster():
+def _shared_k8s(request):
+    return _shared(
+        request,
+        cluster_dir("k8s"),
+        "kubernetes",
+        gpu_nodes=2,
+        gpu_node_mode="bare",
+    )
+
+
+@pytest.fixture(scope="module")
+def k8s_cluster(_shared_k8s, request):
     """A plain Kubernetes cluster (work directory .localcluster-k8s) with two bare GPU nodes.
 
     gpu-0: g4dn.xlarge (Tesla-T4), Ubuntu 22.04, kernel 5.15.0-119-generic; gpu-1: g5.xlarge
     (NVIDIA-A10G), Ubuntu 24.04, kernel 6.8.0-45-generic; no NFD label and no nvidia.com/gpu until
-    NFD and the NVIDIA stack run. Plus 3 control-plane nodes and 3 CPU workers. Shared by the session:
-    tests leave it as they found it.
+    NFD and the NVIDIA stack run. Plus 3 control-plane nodes and 3 CPU workers. Shared by the test files of
+    this worker, reset to that seed state between them.
     """
-    with extra_cluster("k8s", "kubernetes", gpu_nodes=2, gpu_node_mode="bare") as c:
-        yield c
+    return _shared_k8s.use(request.module.__name__)
+
+
+@pytest.fixture(scope="session")
+def _shared_ocp419(request):
+    return _shared(request, cluster_dir("ocp419"), "openshift", openshift_version="4.19")
 
 
 @pytest.fixture(scope="module")
-def ocp419_cluster():
-    """A simulated OpenShift 4.19 cluster (RHCOS reports ID=rhel, VERSION_ID 9.6) for one test module."""
-    with extra_cluster("ocp419", "openshift", openshift_version="4.19") as c:
-        yield c
+def ocp419_cluster(_shared_ocp419, request):
+    """A simulated OpenShift 4.19 cluster (RHCOS reports ID=rhel, VERSION_ID 9.6), shared and reset as k8s_cluster."""
+    return _shared_ocp419.use(request.module.__name__)
 
 
 @pytest.fixture
