@@ -15,7 +15,13 @@ __metaclass__ = type
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.waiter import Waiter
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, get_item, name_of, node_ready
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
+    dig,
+    get_item,
+    name_of,
+    node_ready,
+    wait_backoff,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.model import (
     API_VERSION,
     LABEL_MACHINESET,
@@ -91,8 +97,8 @@ def wait_machines(client, svc, namespace, want, timeout, sleep, progress, absent
     node_res = svc.find_resource("Node", "v1", fail=True)
     state = {"done": False, "failed": [], "message": ""}
     waiter = Waiter(client, machine_res, _predicate(client, node_res, want, absent, state, progress))
-    dummy, dummy2, elapsed = waiter.wait(
-        timeout=timeout, sleep=sleep, namespace=namespace, label_selectors=[_selector(want)]
+    dummy, dummy2, elapsed = wait_backoff(
+        waiter, timeout, sleep, namespace=namespace, label_selectors=[_selector(want)]
     )
     if state["failed"]:
         raise GpuopsError(
