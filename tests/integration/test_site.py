@@ -23,6 +23,13 @@ from conftest import (
 )
 from inventory import differences, inventory
 from kubernetes import client
+from timeline_checks import (
+    check_every_phase,
+    check_scheduling,
+    check_scheduling_gone,
+    check_until_driver,
+    local_inventory,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -153,8 +160,15 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
     cluster = fresh_cluster
     reports = str(tmp_path)
     before = inventory(cluster.api)
+    inv = local_inventory()
     try:
+        # To the driver only: the timeline's nfd phase is the time of nfd-master's managedFields entry.
+        run_site(cluster, extra_vars={"gpuops_reports_dir": reports, "gpuops_until_state": "driver"})
+        check_until_driver(cluster, reports)
+        # Then every state (the ledger skips the four that ran): every phase has a time, and the local
+        # inventory's GPU taint, PriorityClasses and tenant quota are in place.
         first = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
+        check_scheduling(cluster, check_every_phase(cluster, reports), inv)
         with open(os.path.join(reports, "timeline.json")) as f:
             timeline = json.load(f)
         assert [s["state"] for s in timeline["states"]] == STATES
@@ -206,6 +220,7 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
     finally:
         run_site(cluster, playbook="teardown.yml")
     # Teardown returns the cluster to what it was before site.yml.
+    check_scheduling_gone(cluster, inv)
     assert gpu_leftovers(cluster) == []
     left = differences(before, inventory(cluster.api))
     assert left == [], "\n".join(left)

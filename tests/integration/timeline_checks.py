@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The timeline of site.yml, as `make demo` runs it, answers for every phase of every GPU node.
+"""Checks of test_site.py's converge: the timeline of site.yml, as `make demo` runs it, answers for every phase of
+every GPU node (one converge proves both; this file held a converge of its own before).
 
 The NFD phase is the one the API keeps no fixed time for. Run to the driver only, the time of the managedFields
 entry that owns the GPU label (nfd-master's, as the simulated NFD writes it like the real one) is the labelling.
@@ -20,12 +21,9 @@ import datetime
 import json
 import os
 
-import pytest
 import yaml
-from conftest import ROOT, assert_rerun_writes_nothing, run_site
+from conftest import ROOT
 from kubernetes import client
-
-pytestmark = pytest.mark.integration
 
 GPU_LABELS = (
     "feature.node.kubernetes.io/pci-10de.present",
@@ -94,50 +92,47 @@ def check_scheduling(cluster, gpu_nodes, inv):
         assert rq.spec.hard == {"requests.nvidia.com/gpu": str(quota["gpus"])}, rq.spec.hard
 
 
-def test_every_phase_has_a_time_from_nfd_to_validated(cluster, tmp_path):
-    if cluster.profile != "openshift":
-        pytest.skip("the demo's profile: openshift")
+def check_until_driver(cluster, reports):
+    """Run to the driver only: nfd-master's managedFields entry holds the labelling time of every GPU node."""
     core = client.CoreV1Api(cluster.api)
-    reports = str(tmp_path)
-    inv = local_inventory()
-    try:
-        # To the driver: nfd-master's managedFields entry holds the labelling time.
-        run_site(cluster, extra_vars={"gpuops_reports_dir": reports, "gpuops_until_state": "driver"})
-        timeline = read_timeline(reports)
-        assert timeline["nodes"], "no GPU node in the timeline"
-        for row in timeline["nodes"]:
-            entry = label_entry(core.read_node(row["node"]))
-            assert entry.manager == "nfd-master", entry  # the simulated NFD writes as the real nfd-master
-            assert row["sources"] == {"nfd_labelled": "managedFields (nfd-master)"}, row
-            assert when(row["steps"]["nfd_labelled"]) == entry.time, (row, entry.time)
-            assert row["seconds"]["nfd"] is not None and row["seconds"]["driver"] > 0, row
-            cells = node_line(timeline, row["node"])
-            assert cells["nfd"] != "-" and cells["driver"] != "-", cells
+    timeline = read_timeline(reports)
+    assert timeline["nodes"], "no GPU node in the timeline"
+    for row in timeline["nodes"]:
+        entry = label_entry(core.read_node(row["node"]))
+        assert entry.manager == "nfd-master", entry  # the simulated NFD writes as the real nfd-master
+        assert row["sources"] == {"nfd_labelled": "managedFields (nfd-master)"}, row
+        assert when(row["steps"]["nfd_labelled"]) == entry.time, (row, entry.time)
+        assert row["seconds"]["nfd"] is not None and row["seconds"]["driver"] > 0, row
+        cells = node_line(timeline, row["node"])
+        assert cells["nfd"] != "-" and cells["driver"] != "-", cells
 
-        # Every state: GFD's labels, written by nfd-master, move its entry past the driver's Ready.
-        run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
-        timeline = read_timeline(reports)
-        gpu_nodes = sorted(r["node"] for r in timeline["nodes"])
-        assert gpu_nodes, "no GPU node in the timeline"
-        for row in timeline["nodes"]:
-            node = core.read_node(row["node"])
-            assert node.metadata.labels.get("nvidia.com/gpu.product"), "GFD did not label {0}".format(row["node"])
-            entry = label_entry(node)
-            assert entry.manager == "nfd-master" and entry.time > when(row["steps"]["driver_ready"]), (entry, row)
-            assert row["sources"] == {"nfd_labelled": "nfd-worker Ready"}, row
-            assert when(row["steps"]["nfd_labelled"]) == worker_ready(core, row["node"]), row
-            for phase in PHASES:
-                assert row["seconds"][phase] is not None and row["seconds"][phase] >= 0, (phase, row)
-            assert row["out_of_order"] is False, row
-            cells = node_line(timeline, row["node"])
-            assert "-" not in [cells[p] for p in PHASES + ("total",)], (cells, timeline["table"])
-        assert any("nfd-worker" in line for line in timeline["table"]), timeline["table"]
 
-        # What the local inventory sets for the scheduling state is there, and a re-run writes nothing.
-        check_scheduling(cluster, gpu_nodes, inv)
-        assert_rerun_writes_nothing(cluster, extra_vars={"gpuops_reports_dir": reports})
-    finally:
-        run_site(cluster, playbook="teardown.yml")
+def check_every_phase(cluster, reports):
+    """After every state: GFD's labels, written by nfd-master, moved its entry past the driver's Ready, so the
+    node's nfd-worker Ready stands in; every phase of every GPU node has a time. Returns the GPU nodes."""
+    core = client.CoreV1Api(cluster.api)
+    timeline = read_timeline(reports)
+    gpu_nodes = sorted(r["node"] for r in timeline["nodes"])
+    assert gpu_nodes, "no GPU node in the timeline"
+    for row in timeline["nodes"]:
+        node = core.read_node(row["node"])
+        assert node.metadata.labels.get("nvidia.com/gpu.product"), "GFD did not label {0}".format(row["node"])
+        entry = label_entry(node)
+        assert entry.manager == "nfd-master" and entry.time > when(row["steps"]["driver_ready"]), (entry, row)
+        assert row["sources"] == {"nfd_labelled": "nfd-worker Ready"}, row
+        assert when(row["steps"]["nfd_labelled"]) == worker_ready(core, row["node"]), row
+        for phase in PHASES:
+            assert row["seconds"][phase] is not None and row["seconds"][phase] >= 0, (phase, row)
+        assert row["out_of_order"] is False, row
+        cells = node_line(timeline, row["node"])
+        assert "-" not in [cells[p] for p in PHASES + ("total",)], (cells, timeline["table"])
+    assert any("nfd-worker" in line for line in timeline["table"]), timeline["table"]
+    return gpu_nodes
+
+
+def check_scheduling_gone(cluster, inv):
+    """After the teardown: the inventory's PriorityClasses and quotas are gone; the tenant's namespace stays."""
+    core = client.CoreV1Api(cluster.api)
     names = [c.metadata.name for c in client.SchedulingV1Api(cluster.api).list_priority_class().items]
     assert not set(c["name"] for c in inv["scheduling_priority_classes"]) & set(names), names
     for quota in inv["scheduling_quotas"]:
