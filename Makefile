@@ -19,8 +19,8 @@ PYTEST_ARGS ?=
 # (tests/integration/conftest.py); a test file runs whole, in order, on one worker (--dist loadfile;
 # loadgroup is broken with pytest 9.2: xdist 3.8 still sets the removed Item._nodeid). Most of their time is waiting.
 INTEGRATION_WORKERS ?= 2
-# One scenario, the whole stack role by role (converge, idempotence, verify, cleanup) on the shared local cluster;
-# each role's own cases are the integration tests' (README, Test suite).
+# One scenario, the molecule harness on the preflight state (molecule/default/molecule.yml says why): each role's
+# converge, idempotence and zero-write re-run are the integration tests', and are not proven twice (README, Test suite).
 MOLECULE_SCENARIOS ?= default
 # ENGINE=mitogen runs the demo with Mitogen for Ansible's mitogen_linear strategy (one warm Python,
 # no per-task interpreter start and kubernetes client import; see README, Benchmarks).
