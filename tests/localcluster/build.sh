@@ -123,9 +123,16 @@ build_locked() {
   timed "$1" "$4"
 }
 
-build_if_missing "kubernetes-v$KUBERNETES_VERSION" kubernetes "Kubernetes v$KUBERNETES_VERSION (cold build: tens of minutes on 2 cores)" k8s_built build_k8s
-build_if_missing "etcd-v$ETCD_VERSION" etcd "etcd v$ETCD_VERSION" etcd_built build_etcd
-build_if_missing "kwok-v$KWOK_VERSION" kwok "kwok v$KWOK_VERSION" kwok_built build_kwok
+# etcd and kwok build next to Kubernetes (each in a subshell of its own, under its own lock): Kubernetes is the
+# long one, and while it links (one core) the other core compiles them, instead of both waiting for it (about
+# two minutes of a cold build on 2 cores). A failure of any fails the script once all three have stopped.
+build_if_missing "etcd-v$ETCD_VERSION" etcd "etcd v$ETCD_VERSION" etcd_built build_etcd & etcd_pid=$!
+build_if_missing "kwok-v$KWOK_VERSION" kwok "kwok v$KWOK_VERSION" kwok_built build_kwok & kwok_pid=$!
+rc=0
+build_if_missing "kubernetes-v$KUBERNETES_VERSION" kubernetes "Kubernetes v$KUBERNETES_VERSION (cold build: tens of minutes on 2 cores)" k8s_built build_k8s || rc=$?
+wait "$etcd_pid" || rc=$?
+wait "$kwok_pid" || rc=$?
+[ "$rc" -eq 0 ] || exit "$rc"
 
 link_current() {
   local b k
