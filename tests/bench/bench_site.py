@@ -13,8 +13,9 @@ Per scenario it prints the wall time of the first converge, of the no-op re-run 
 mutating requests it sent, from the API server's audit log: it must be 0), of a second no-op re-run
 with the ledger off (``gpuops_ledger=false``: every state runs its own no-op path; also 0 writes), and
 of the teardown; then
-the two ratios the issue sets targets for: no-op / converge (<= 40%) and k8s converge / ocp converge
-(<= 1.5). Figures are printed, not asserted; the script exits 1 only when a run fails.
+the ratios the targets are set for: the ledger-off re-run / the converge (<= 40 %, README, Benchmarks) and
+k8s converge / ocp converge (<= 1.3); the converge of ocp with the default engine is to be under 90 s.
+Figures are printed, not asserted; the script exits 1 only when a run fails.
 
 Each scenario runs with ansible-core's default engine and with Mitogen's ``mitogen_linear`` strategy
 (``--engine``), each on a fresh cluster.
@@ -61,7 +62,59 @@ def playbook(lc, name, extra_vars, engine):
         raise SystemExit("{0} failed (rc {1})".format(name, proc.returncode))
     result = json.loads(out[out.find("{") :])
     stats = result["stats"]["localhost"]
+    if PROFILE_DIR:
+        write_profile(name, extra_vars, result, seconds)
     return seconds, stats.get("changed", 0), len(result["plays"][0]["tasks"])
+
+
+# --profile DIR: each run's tasks by wall time (from the json callback's per-task start and end), slowest first.
+PROFILE_DIR = None
+
+
+def _seconds(stamp):
+    return time.mktime(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + stamp[19:].rstrip("Z"))
+
+
+def task_times(result):
+    """[(seconds, module or action, task name)] of every task the play ran (a loop counts once, all items)."""
+    rows = []
+    for play in result["plays"]:
+        for task in play["tasks"]:
+            dur = task["task"].get("duration") or {}
+            if not dur.get("end"):
+                continue
+            hosts = task.get("hosts") or {}
+            action = next((h.get("action") for h in hosts.values() if h.get("action")), "")
+            skipped = all(h.get("skipped") for h in hosts.values()) if hosts else False
+            rows.append((_seconds(dur["end"]) - _seconds(dur["start"]), action, task["task"]["name"], skipped))
+    return rows
+
+
+def write_profile(name, extra_vars, result, seconds):
+    rows = task_times(result)
+    tag = "{0}-{1}{2}".format(
+        name.replace(".yml", ""),
+        len(os.listdir(PROFILE_DIR)),
+        "-ledger-off" if extra_vars.get("gpuops_ledger") is False else "",
+    )
+    modules = [r for r in rows if not r[3] and "." in r[1] and not r[1].startswith("ansible.builtin.")]
+    lines = [
+        "{0}: {1:.1f}s wall, {2} tasks ({3} skipped), {4} module tasks run taking {5:.1f}s".format(
+            tag, seconds, len(rows), sum(1 for r in rows if r[3]), len(modules), sum(r[0] for r in modules)
+        )
+    ]
+    by_action = {}
+    for sec, action, _name, skipped in rows:
+        n, total = by_action.get(action, (0, 0.0))
+        by_action[action] = (n + 1, total + sec)
+    lines.append("by action:")
+    for action, (n, total) in sorted(by_action.items(), key=lambda kv: -kv[1][1]):
+        lines.append("  {0:8.1f}s {1:4}x {2}".format(total, n, action))
+    lines.append("slowest tasks:")
+    for sec, action, tname, skipped in sorted(rows, key=lambda r: -r[0])[:60]:
+        lines.append("  {0:7.2f}s {1:36} {2}".format(sec, action, tname))
+    with open(os.path.join(PROFILE_DIR, tag + ".txt"), "w") as handle:
+        handle.write("\n".join(lines) + "\n")
 
 
 def scenario(name, engine, profile, up_kwargs, extra_vars, reports):
@@ -115,7 +168,12 @@ def main():
     p.add_argument("--gpu-nodes", type=int, default=100, help="GPU nodes of the k8s scenario")
     p.add_argument("--nodes", type=int, default=1000, help="all nodes of the k8s scenario (3 are control plane)")
     p.add_argument("--reports", default=os.path.join(ROOT, "reports", "bench"))
+    p.add_argument("--profile", metavar="DIR", help="write each run's tasks by wall time to DIR/<playbook>-<n>.txt")
     args = p.parse_args()
+    if args.profile:
+        global PROFILE_DIR
+        PROFILE_DIR = args.profile
+        os.makedirs(PROFILE_DIR, exist_ok=True)
     engines = ENGINES if args.engine == "all" else (args.engine,)
     results = {}
     for engine in engines:
@@ -140,13 +198,13 @@ def main():
             )
     print("")
     print(
-        "{0:<14} {1:>10} {2:>10} {3:>8} {4:>8} {5:>12} {6:>8} {7:>10}".format(
-            "", "converge", "no-op", "writes", "no-op %", "every state", "writes", "teardown"
+        "{0:<14} {1:>10} {2:>10} {3:>8} {4:>8} {5:>12} {6:>8} {7:>10} {8:>12}".format(
+            "", "converge", "no-op", "writes", "no-op %", "every state", "writes", "teardown", "ledger off %"
         )
     )
     for (name, engine), fig in results.items():
         print(
-            "{0:<14} {1:>9.1f}s {2:>9.1f}s {3:>8} {4:>7.0f}% {5:>11.1f}s {6:>8} {7:>9.1f}s".format(
+            "{0:<14} {1:>9.1f}s {2:>9.1f}s {3:>8} {4:>7.0f}% {5:>11.1f}s {6:>8} {7:>9.1f}s {8:>11.0f}%".format(
                 name + "/" + engine,
                 fig["converge"][0],
                 fig["noop"][0],
@@ -155,13 +213,14 @@ def main():
                 fig["forced"][0],
                 fig["forced_writes"],
                 fig["teardown"][0],
+                100.0 * fig["forced"][0] / fig["converge"][0],
             )
         )
     for engine in engines:
         if ("ocp", engine) in results and ("k8s", engine) in results:
             ratio = results[("k8s", engine)]["converge"][0] / results[("ocp", engine)]["converge"][0]
             print(
-                "{0}: k8s ({1} GPU nodes) converge / ocp (2 GPU nodes) converge: {2:.2f} (target <= 1.5)".format(
+                "{0}: k8s ({1} GPU nodes) converge / ocp (2 GPU nodes) converge: {2:.2f} (target <= 1.3)".format(
                     engine, args.gpu_nodes, ratio
                 )
             )
