@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 import pytest
 import yaml
@@ -126,3 +127,33 @@ def test_roles_are_short_pages():
         assert "noqa" not in text, path
         if os.sep + "tasks" + os.sep in path or os.sep + "playbooks" + os.sep in path:
             assert ".append(" not in text and ".update(" not in text, "{0}: a Jinja accumulator program".format(path)
+
+
+def _readme_defaults(role):
+    """(variable, default as the role's README table gives it) of every '| `var` | `default` |' row."""
+    path = os.path.join(ROLES_DIR, role, "README.md")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return re.findall(r"^\| `([a-z0-9_]+)` \| `([^`]*)` \|", handle.read(), re.M)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_readme_defaults_are_the_argument_specs(role):
+    """A role README's variables table says the default the argument spec has (the driver's said RollingUpdate
+    and 600 s long after the role moved to OnDelete and 1260 s)."""
+    options = (load(role, "meta", "argument_specs.yml") or {}).get("argument_specs", {}).get("main", {}).get(
+        "options"
+    ) or {}
+    wrong = []
+    for var, text in _readme_defaults(role):
+        if var not in options:
+            wrong.append("{0}: not an option of the role".format(var))
+            continue
+        default = options[var].get("default")
+        # A default that follows another variable is written '<variable>, else <value>' in the spec.
+        if isinstance(default, str) and default.endswith(", else " + text):
+            continue
+        if default != text and default != yaml.safe_load(text):
+            wrong.append("{0}: README says {1!r}, the argument spec {2!r}".format(var, text, default))
+    assert wrong == [], "roles/{0}/README.md: {1}".format(role, "; ".join(wrong))
