@@ -124,8 +124,9 @@ build_locked() {
 }
 
 # etcd and kwok build next to Kubernetes (each in a subshell of its own, under its own lock): Kubernetes is the
-# long one, and while it links (one core) the other core compiles them, instead of both waiting for it (about
-# two minutes of a cold build on 2 cores). A failure of any fails the script once all three have stopped.
+# long one, and while it links (one core) the other core compiles them, instead of both waiting for it. (On a
+# cold 2-core machine that also builds the oracles, Kubernetes stays the long pole: about 14 min either way.)
+# A failure of any fails the script once all three have stopped.
 build_if_missing "etcd-v$ETCD_VERSION" etcd "etcd v$ETCD_VERSION" etcd_built build_etcd & etcd_pid=$!
 build_if_missing "kwok-v$KWOK_VERSION" kwok "kwok v$KWOK_VERSION" kwok_built build_kwok & kwok_pid=$!
 rc=0
