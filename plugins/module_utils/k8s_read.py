@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""k8s_read: several k8s_info reads in one module run.
+
+A looped ``kubernetes.core.k8s_info`` starts one module process per item, and each
+costs about 0.6 s before it sends a request (the kubernetes client import and the
+AnsiballZ payload); the reads themselves take milliseconds. Each read here is
+kubernetes.core's own ``K8sService.find`` (the same resources, ``api_found`` and
+NotFound handling as k8s_info), and the result has the shape of a looped k8s_info
+register (``results[i].item`` / ``resources`` / ``api_found``), plus ``found``: the
+resources by each read's ``key``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_dns_label, check_selector
+
+READ_FIELDS = ("key", "api_version", "kind", "name", "namespace", "label_selectors", "field_selectors", "skip")
+
+
+def check_reads(reads):
+    """The reads, checked and completed (``key`` defaults to ``kind``; keys are unique)."""
+    if not reads:
+        raise GpuopsError("must list at least one read, e.g. [{kind: Node}].", param="reads")
+    checked, keys = [], {}
+    for index, read in enumerate(reads):
+        where = "reads[{0}]".format(index)
+        read = dict(read)
+        if not read.get("kind"):
+            raise GpuopsError("{0}.kind is required: the kind to read, e.g. Node.".format(where), param="reads")
+        read["key"] = read.get("key") or read["kind"]
+        if read["key"] in keys:
+            raise GpuopsError(
+                "{0}.key {1!r} is also the key of reads[{2}]: give each read of the same kind its own key.".format(
+                    where, read["key"], keys[read["key"]]
+                ),
+                param="reads",
+            )
+        keys[read["key"]] = index
+        if read.get("namespace"):
+            check_dns_label(read["namespace"], "reads", "{0}.namespace".format(where))
+        for selector in read.get("label_selectors") or []:
+            check_selector(selector, "reads")
+        checked.append(read)
+    return checked
+
+
+def skipped_result(read):
+    return {"item": read, "skipped": True, "api_found": None, "resources": []}
+
+
+def read_one(svc, read):
+    """One read, as k8s_info does it: (api_found, resources)."""
+    found = svc.find(
+        read["kind"],
+        read.get("api_version") or "v1",
+        name=read.get("name"),
+        namespace=read.get("namespace"),
+        label_selectors=read.get("label_selectors") or [],
+        field_selectors=read.get("field_selectors") or [],
+    )
+    return {"item": read, "api_found": found["api_found"], "resources": found["resources"]}
+
+
+def run(module, client, svc):
+    reads = check_reads(module.params["reads"])
+    results = [skipped_result(read) if read.get("skip") else read_one(svc, read) for read in reads]
+    return dict(
+        changed=False,
+        results=results,
+        found={result["item"]["key"]: result["resources"] for result in results},
+    )
