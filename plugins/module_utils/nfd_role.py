@@ -247,19 +247,21 @@ def _note(name, csv, created, settings, check_mode):
 def olm_outcome(read, settings, channel, check_mode=False):
     """Where the operator's installation through OLM stands, from what the role read.
 
-    ``read``: ``subscription`` (the Subscription as read, a list), ``csv`` (its current CSV as read, a list) and
+    ``read``: ``subscription`` (the Subscription as read, a list), ``csv`` (its current CSV as read: a list, of
+    which the one named by the Subscription counts) and
     ``created`` (the objects of the NodeFeatureDiscovery's k8s_ensure). ``settings``: namespace, subscription,
     package, catalog_source, catalog_source_namespace, approval, kind and wait_timeout; ``channel`` the one
     subscribed to.
 
-    Returns ``settled`` (the Subscription wait is over), ``csv_name``, ``csv_settled`` (the CSV wait is over),
+    Returns ``settled`` (the Subscription wait is over), ``csv_name``, ``csv`` (that CSV, {} when not read),
+    ``csv_settled`` (the CSV wait is over),
     ``ready`` (the CSV Succeeded and offers the kind: build the custom resource), ``problem`` (why the run stops;
     empty when it goes on) and ``note`` (what OLM did, or in check mode would do).
     """
     settings = dict(settings, channel=channel)
     sub = subscription_state(read.get("subscription"))
     name = sub["current_csv"]
-    csv = (read.get("csv") or [{}])[0] if name else {}
+    csv = next((c for c in read.get("csv") or [] if _get(c, "metadata", "name") == name), {}) if name else {}
     phase = _get(csv, "status", "phase", default="")
     if name:
         problem = _csv_problem(name, csv, sub["status"], settings, check_mode)
@@ -268,6 +270,7 @@ def olm_outcome(read, settings, channel, check_mode=False):
     return {
         "settled": sub["settled"],
         "csv_name": name,
+        "csv": csv,
         "csv_settled": phase in ("Succeeded", "Failed"),
         "ready": bool(name) and phase == "Succeeded" and not problem,
         "problem": problem,

@@ -309,3 +309,15 @@ def test_gpu_node_lines_and_the_expected_count():
         "source": "the replicas of GPU MachineSets gpu-a, gpu-b",
     }
     assert nfd_role.expected_gpu_nodes(sets, "3", False) == {"count": 3, "source": "nfd_expected_gpu_nodes"}
+
+
+def test_the_csv_the_subscription_names_counts_among_several():
+    # Preflight reads every CSV of the package (an upgrade leaves the old one Replacing next to the new one).
+    sub = subscription("nfd.4.16.0")
+    old = dict(csv("Replacing"), metadata={"name": "nfd.4.15.0", "annotations": {}})
+    read = {"subscription": [sub], "csv": [old, csv("Succeeded", "InstallSucceeded")], "created": []}
+    res = nfd_role.olm_outcome(read, OLM, "stable")
+    assert res["ready"] and res["csv"]["metadata"]["name"] == "nfd.4.16.0"
+    read["csv"] = [old]
+    res = nfd_role.olm_outcome(read, OLM, "stable")
+    assert not res["ready"] and not res["csv_settled"] and res["csv"] == {}
