@@ -32,11 +32,11 @@ def monitoring_problems(values, metrics, alert_metrics, counters_found, namespac
     )
 
 
-def monitoring_failures(not_ready, slices, gpu_nodes, metric_failures, namespace, service, port, app):
-    if not isinstance(not_ready, list) or not isinstance(slices, list):
-        raise AnsibleFilterError("monitoring_failures: expects operand_pods' not_ready and the EndpointSlices as lists")
+def monitoring_failures(not_ready, endpoint_nodes, gpu_nodes, metric_failures, namespace, service, port, app):
+    if not isinstance(not_ready, list) or not isinstance(endpoint_nodes, list):
+        raise AnsibleFilterError("monitoring_failures: expects operand_pods' not_ready and endpoint_nodes as lists")
     return _monitoring.monitoring_failures(
-        not_ready, slices, list(gpu_nodes or []), list(metric_failures or []), namespace, service, port, app
+        not_ready, endpoint_nodes, list(gpu_nodes or []), list(metric_failures or []), namespace, service, port, app
     )
 
 

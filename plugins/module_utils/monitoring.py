@@ -88,20 +88,11 @@ def monitoring_problems(values, metrics, alert_metrics, counters_found, namespac
     return out
 
 
-def _ready_endpoint_nodes(slices):
-    nodes = set()
-    for piece in slices or []:
-        for endpoint in piece.get("endpoints") or []:
-            if (endpoint.get("conditions") or {}).get("ready") and endpoint.get("nodeName"):
-                nodes.add(endpoint["nodeName"])
-    return nodes
-
-
-def monitoring_failures(not_ready, slices, gpu_nodes, metric_failures, namespace, service, port, app):
+def monitoring_failures(not_ready, endpoint_nodes, gpu_nodes, metric_failures, namespace, service, port, app):
     """Why GPU nodes are not monitored, one message each, the first kind that applies.
 
-    ``not_ready``: operand_pods' entries of the nodes without a ready exporter; ``slices``: the Service's
-    EndpointSlices; ``metric_failures``: gpu_validate's ``failures`` (``<node>: <reason>; <reason>``).
+    ``not_ready``: operand_pods' entries of the nodes without a ready exporter; ``endpoint_nodes``: the nodes
+    with a ready endpoint of the Service (operand_pods' ``endpoint_nodes``); ``metric_failures``: gpu_validate's ``failures`` (``<node>: <reason>; <reason>``).
     A node without a ready pod comes first (with its cause), then GPU nodes without a ready Service endpoint
     although their pods are ready, then missing metrics.
     """
@@ -120,7 +111,7 @@ def monitoring_failures(not_ready, slices, gpu_nodes, metric_failures, namespace
             )
     if out:
         return out
-    ready = _ready_endpoint_nodes(slices)
+    ready = set(endpoint_nodes or [])
     missing = [n for n in gpu_nodes or [] if n not in ready]
     if missing:
         return [

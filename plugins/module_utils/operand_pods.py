@@ -109,3 +109,13 @@ def operand_pod_states(pods, node_names):
             }
         )
     return result
+
+
+def ready_endpoint_nodes(slices):
+    """The nodes with a ready endpoint in a Service's EndpointSlices (discovery.k8s.io/v1), sorted."""
+    nodes = set()
+    for piece in slices or []:
+        for endpoint in piece.get("endpoints") or []:
+            if (endpoint.get("conditions") or {}).get("ready") and endpoint.get("nodeName"):
+                nodes.add(endpoint["nodeName"])
+    return sorted(nodes)

@@ -15,8 +15,15 @@ __metaclass__ = type
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of
-from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import operand_pod_states
-from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_dns_label, check_selector
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
+    operand_pod_states,
+    ready_endpoint_nodes,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
+    check_dns_label,
+    check_dns_subdomain,
+    check_selector,
+)
 
 
 def check_params(params):
@@ -69,6 +76,9 @@ def _tail(core, pod, namespace, lines, container=None):
 
 def run(module, client, svc):
     namespace, selector, names, lines = check_params(module.params)
+    service = module.params.get("service")
+    if service:
+        check_dns_subdomain(service, "service", "Service name")
     node_res = svc.find_resource("Node", "v1", fail=True)
     pods = list_items(
         client,
@@ -89,10 +99,19 @@ def run(module, client, svc):
             if state["pod"] and not state["ready"]:
                 container = failing_container(by_name.get(state["pod"]))
                 state["log_lines"] = _tail(core, state["pod"], namespace, lines, container)
-    return {
+    result = {
         "changed": False,
         "nodes": states,
         "not_ready": [s for s in states if not s["ready"]],
         "pods": len(pods),
         "summary": summary(states, "{0} pods in {1},".format(selector, namespace)),
     }
+    if service:
+        slices = list_items(
+            client,
+            svc.find_resource("EndpointSlice", "discovery.k8s.io/v1", fail=True),
+            namespace=namespace,
+            label_selector="kubernetes.io/service-name=" + service,
+        )
+        result["endpoint_nodes"] = ready_endpoint_nodes(slices)
+    return result

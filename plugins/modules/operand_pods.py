@@ -48,6 +48,11 @@ options:
         NVIDIA PCI label).
     type: list
     elements: str
+  service:
+    description:
+      - The name of a Service in O(namespace) that selects these pods; RV(endpoint_nodes) then names the nodes
+        with a ready endpoint in its EndpointSlices (C(discovery.k8s.io/v1), label C(kubernetes.io/service-name)).
+    type: str
   log_lines:
     description: For each pod that is not ready, read this many last lines of its log (0 reads none).
     type: int
@@ -89,6 +94,12 @@ not_ready:
   returned: always
   type: list
   elements: dict
+endpoint_nodes:
+  description: With O(service), the nodes that have a ready endpoint of the Service, sorted; else not returned.
+  returned: when O(service) is set
+  type: list
+  elements: str
+  sample: ["gpu-1", "gpu-2"]
 pods:
   description: How many pods matched O(selector).
   returned: always
@@ -109,6 +120,7 @@ def argument_spec():
         namespace=dict(type="str", required=True),
         selector=dict(type="str", required=True),
         node_names=dict(type="list", elements="str"),
+        service=dict(type="str"),
         log_lines=dict(type="int", default=0),
     )
 

@@ -77,10 +77,23 @@ def test_each_node_gets_its_pod_or_none_and_bad_input_names_the_option(cluster, 
         assert [n["node"] for n in res["not_ready"]] == [off] and res["pods"] == 1
         assert "ready on 1 of 2 node(s); not on " + off in res["summary"]
 
+    # With a Service: the nodes with a ready endpoint (the EndpointSlice controller's, not ours).
+    core.create_namespaced_service(
+        namespace, {"metadata": {"name": "probe-operand"}, "spec": {"selector": labels, "ports": [{"port": 9400}]}}
+    )
+
+    def with_endpoint():
+        res = ansible_task("gpuops.cluster.operand_pods", dict(args, service="probe-operand"))
+        return res if res.get("endpoint_nodes") else None
+
+    res = wait_until(with_endpoint, 60, what="a ready endpoint of the probe Service")
+    assert res["endpoint_nodes"] == [on] and "endpoint_nodes" not in ansible_task("gpuops.cluster.operand_pods", args)
+
     for bad, param, words in (
         ({"selector": "app in ("}, "selector", "selector"),
         ({"namespace": "Not_A_Namespace"}, "namespace", "namespace"),
         ({"log_lines": -1}, "log_lines", "0 (no logs) or more"),
+        ({"service": "Bad_Service"}, "service", "Service name"),
     ):
         res = ansible_task("gpuops.cluster.operand_pods", dict(args, **bad))
         assert res.get("failed") and res.get("param") == param, res

@@ -15,6 +15,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.monitoring import (
     monitoring_failures,
     monitoring_problems,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import ready_endpoint_nodes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 ALERTS = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"]
@@ -83,7 +84,7 @@ def test_each_bad_input_is_named():
 def failures(not_ready=(), slices=(), gpu_nodes=("gpu-0", "gpu-1"), metric_failures=()):
     return monitoring_failures(
         list(not_ready),
-        list(slices),
+        ready_endpoint_nodes(list(slices)),
         list(gpu_nodes),
         list(metric_failures),
         "nvidia-gpu-driver",
