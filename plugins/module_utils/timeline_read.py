@@ -15,11 +15,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import time
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, get_item, list_items, name_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.reports import check_report_path, write_atomic
 from ansible_collections.gpuops.cluster.plugins.module_utils.timeline import (
     COMPONENT_LABEL,
     NFD_WORKER_SELECTORS,
@@ -84,11 +86,16 @@ def run(module, client, svc):
     started = time.monotonic()
     params = module.params
     marks = check_marks(params.get("marks"))
+    report = check_report_path(params.get("report_json"), "report_json")
     nodes, machines, pods, workers = read(client, svc, params["machines"], params["machine_namespace"])
     timeline = build(marks, nodes, machines, pods + workers, params.get("validated") or {})
+    if report:
+        # As ansible.builtin.to_nice_json writes it.
+        write_atomic(report, json.dumps(timeline, indent=4, sort_keys=True, separators=(",", ": ")) + "\n")
     return {
         "changed": False,
         "timeline": timeline,
+        "report": report,
         "read": {"gpu_nodes": len(nodes), "machines": len(machines), "pods": len(pods), "nfd_workers": len(workers)},
         "duration": round(time.monotonic() - started, 3),
     }

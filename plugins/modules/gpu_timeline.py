@@ -27,14 +27,15 @@ description:
     Ready of the node's nfd-worker pod (labels C(app=nfd-worker), or C(app.kubernetes.io/name=node-feature-discovery)
     with C(role=worker)) stands in, read only for the GPU nodes that need it. Each row's C(sources) says which.
   - Per state of the run, its start, end and wall time, from the marks the playbook records (O(marks)).
-  - Reads only; the C(gpuops.cluster.gpu_timeline) filter builds the same timeline from objects you read yourself.
+  - Reads only from the cluster; with O(report_json) it writes the timeline as JSON to that file. The
+    C(gpuops.cluster.gpu_timeline) filter builds the same timeline from objects you read yourself.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
-    details: Reads only, so it runs the same in check mode.
+    details: Reads only, so it runs the same in check mode (O(report_json) is written then too; leave it unset).
   diff_mode:
     support: none
   platform:
@@ -61,6 +62,11 @@ options:
     description: Namespace of the Machines.
     type: str
     default: openshift-machine-api
+  report_json:
+    description:
+      - Write the timeline as JSON to this file (a report of the run, rewritten each time; the task stays unchanged).
+      - A missing folder is made; the nearest existing one must be writable.
+    type: path
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -109,6 +115,10 @@ read:
   returned: always
   type: dict
   sample: {"gpu_nodes": 2, "machines": 8, "pods": 6, "nfd_workers": 2}
+report:
+  description: The path the timeline was written to (O(report_json)), else null.
+  returned: always
+  type: str
 duration:
   description: Seconds the task took.
   returned: always
@@ -126,6 +136,7 @@ def argument_spec():
         validated=dict(type="dict", default={}),
         machines=dict(type="bool", default=True),
         machine_namespace=dict(type="str", default="openshift-machine-api"),
+        report_json=dict(type="path"),
     )
 
 

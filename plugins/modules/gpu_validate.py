@@ -211,7 +211,7 @@ options:
     type: str
     default: /metrics
   report_json:
-    description: Write the report as JSON to this file (its folder must exist and be writable).
+    description: Write the report as JSON to this file (a missing folder is made; the nearest existing one must be writable).
     type: path
   report_junit:
     description: Write the report as JUnit XML to this file (for AWX / CI test views).
@@ -243,8 +243,15 @@ options:
       - The module does not store the record; the caller keeps RV(record_data) (the gpu_validation role keeps it
         in a ConfigMap, written only when it changes).
     type: dict
+  record_config_map:
+    description:
+      - The name of a ConfigMap in O(namespace) whose data is the record of an earlier run (RV(record_data), as the
+        gpuops.cluster.gpu_validation role stores it); the module reads it and validates incrementally as with
+        O(previous_record). A missing ConfigMap means that no node was validated yet.
+      - Saves the caller a read of its own. Mutually exclusive with O(previous_record).
+    type: str
   force:
-    description: With O(previous_record), run the workload checks on every node whatever the record says.
+    description: With O(previous_record) or O(record_config_map), run the workload checks on every node whatever the record says.
     type: bool
     default: false
 requirements:
@@ -311,7 +318,7 @@ summary:
     - Counts and run facts.
     - C(timings) gives the seconds after the start at which the validation pods began to be created, were all
       created and had all finished (absent without workload checks).
-    - With O(previous_record), C(revalidated) and C(unchanged) list the nodes whose workload checks ran again and
+    - With O(previous_record) or O(record_config_map), C(revalidated) and C(unchanged) list the nodes whose workload checks ran again and
       those skipped as unchanged, and C(forced) tells whether O(force) was set.
   returned: always
   type: dict
@@ -360,7 +367,7 @@ nodes:
       elements: str
     validation:
       description:
-        - With O(previous_record) - C(revalidated) (the workload checks ran again), C(reason) (what changed, C(never
+        - With O(previous_record) or O(record_config_map) - C(revalidated) (the workload checks ran again), C(reason) (what changed, C(never
           validated), C(forced) or C(unchanged)) and C(last_validated) (when they last passed, per the record).
       type: dict
   sample:
@@ -399,14 +406,14 @@ table:
     - "gpu-0 | Tesla-T4 | 1/1  | pass       | pass        | pass   | pass      | PASS"
 record:
   description:
-    - With O(previous_record), the record after this run - per current node C(fingerprint), C(validated) (start of
+    - With O(previous_record) or O(record_config_map), the record after this run - per current node C(fingerprint), C(validated) (start of
       the run in which its workload checks passed) and C(checks). A node whose workload checks ran and did not all
       pass has no entry (it is validated again next time); nodes gone from the cluster are dropped.
-  returned: with previous_record
+  returned: with previous_record or record_config_map
   type: dict
 record_data:
   description: RV(record) as ConfigMap data - per node a compact JSON text with sorted keys (the same record gives the same text).
-  returned: with previous_record
+  returned: with previous_record or record_config_map
   type: dict
 progress:
   description: 'Timeline of the run (deduplicated), for example C(t+4s validation pods: 2 Running, 1 Succeeded).'

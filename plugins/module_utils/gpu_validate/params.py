@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import os
 import re
 
 from ansible.module_utils.common.text.converters import to_text
@@ -32,6 +31,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
     GFD_COUNT,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.record import parse_record
+from ansible_collections.gpuops.cluster.plugins.module_utils.reports import check_report_path
 from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
     check_dns_label,
     check_dns_subdomain,
@@ -101,32 +101,9 @@ def argument_spec():
         fail_on_error=dict(type="bool", default=True),
         settle_timeout=dict(type="int", default=0),
         previous_record=dict(type="dict"),
+        record_config_map=dict(type="str"),
         force=dict(type="bool", default=False),
     )
-
-
-def check_report_path(path, param):
-    """The report file can be written: its folder exists and is writable."""
-    if not path:
-        return None
-    path = os.path.abspath(os.path.expanduser(to_text(path)))
-    folder = os.path.dirname(path)
-    if os.path.isdir(path):
-        raise GpuopsError(
-            "{0} is a directory; give a file name such as {1}".format(path, os.path.join(path, "gpu-validate.json")),
-            param=param,
-        )
-    if not os.path.isdir(folder):
-        raise GpuopsError("the folder {0} does not exist; create it or choose another path".format(folder), param=param)
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise GpuopsError(
-            "{0} exists and is not writable; fix its permissions or choose another path".format(path), param=param
-        )
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise GpuopsError(
-            "the folder {0} is not writable by this user; choose another path".format(folder), param=param
-        )
-    return path
 
 
 def tolerations_of(tolerations):
@@ -267,6 +244,14 @@ def validate_params(params):
         )
     previous = params.get("previous_record")
     cfg["previous_record"] = None if previous is None else parse_record(previous)
+    cfg["record_config_map"] = params.get("record_config_map") or None
+    if cfg["record_config_map"]:
+        if previous is not None:
+            raise GpuopsError(
+                "and previous_record are mutually exclusive: give the record, or the ConfigMap that holds it",
+                param="record_config_map",
+            )
+        check_dns_subdomain(cfg["record_config_map"], "record_config_map", "ConfigMap name")
     cfg["force"] = bool(params.get("force"))
     cfg["reports"] = {}
     for fmt, key in REPORTS:

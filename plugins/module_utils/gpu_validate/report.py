@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 import xml.etree.ElementTree as ET
 
 from ansible.module_utils.common.text.converters import to_text
@@ -26,6 +25,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
     UNREACHABLE,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import expected_gpus, node_labels
+from ansible_collections.gpuops.cluster.plugins.module_utils.reports import write_atomic
 
 
 def node_report(node, results, checks, validation=None):
@@ -229,11 +229,4 @@ RENDERERS = {"json": report_json, "junit": report_junit, "markdown": report_mark
 
 
 def write_reports(report, paths):
-    written = {}
-    for fmt, path in sorted(paths.items()):
-        tmp = path + ".tmp"
-        with open(tmp, "w") as handle:
-            handle.write(RENDERERS[fmt](report))
-        os.rename(tmp, path)
-        written[fmt] = path
-    return written
+    return {fmt: write_atomic(path, RENDERERS[fmt](report)) for fmt, path in sorted(paths.items())}

@@ -56,6 +56,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.record
     config_refs,
     next_record,
     node_fingerprint,
+    parse_record,
     plan_revalidation,
     record_data,
 )
@@ -126,6 +127,16 @@ def check_namespaces(cfg, client, svc):
     for param, name in needed:
         if get_item(client, ns_api, name) is None:
             raise GpuopsError("the namespace {0} does not exist; create it or set {1}".format(name, param), param=param)
+
+
+def read_record(cfg, client, svc):
+    """record_config_map: the record stored in that ConfigMap's data (none yet: an empty record; entries that are
+    not records are dropped, as parse_record does for previous_record)."""
+    if cfg["record_config_map"]:
+        found = get_item(
+            client, svc.find_resource("ConfigMap", "v1", fail=True), cfg["record_config_map"], cfg["namespace"]
+        )
+        cfg["previous_record"] = parse_record((found or {}).get("data") or {})
 
 
 def _pods(cfg, client, pod_api, check, namespace, key, enabled=True):
@@ -380,6 +391,7 @@ def run(module, client, svc):
     started_wall = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.monotonic()
     check_namespaces(cfg, client, svc)
+    read_record(cfg, client, svc)
     pod_api = svc.find_resource("Pod", "v1", fail=True)
     core = core_api(client)
     settle_until = time.monotonic() + cfg["settle_timeout"]

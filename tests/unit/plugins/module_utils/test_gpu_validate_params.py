@@ -42,9 +42,12 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
         ({"run_as_user": 0}, "run_as_user"),
         ({"metrics_port": 70000}, "metrics_port"),
         ({"driver_version": "latest"}, "driver_version"),
-        ({"report_json": "/nonexistent-dir-xyz/report.json"}, "report_json"),
+        # A missing folder is made; one under a file cannot be.
+        ({"report_json": os.path.abspath(__file__) + "/reports/report.json"}, "report_json"),
         ({"report_junit": "/"}, "report_junit"),
         ({"parallel": 0}, "parallel"),
+        ({"record_config_map": "gpu-validation", "previous_record": {}}, "record_config_map"),
+        ({"record_config_map": "Bad_Name"}, "record_config_map"),
         ({"checks": ["metrics"], "metrics_selector": None}, "metrics_selector"),
         ({"settle_timeout": -1, "checks": ["allocatable"]}, "settle_timeout"),
         ({"settle_timeout": 10, "checks": ["allocatable", "vectoradd"]}, "settle_timeout"),

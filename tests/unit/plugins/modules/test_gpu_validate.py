@@ -325,7 +325,7 @@ def test_unauthorized_create_still_cleans_up(monkeypatch, patched):
         (dict(node_selector={"gpu": "nonexistent"}), "node_selector"),
         (dict(node_names=["gpu-0", "ghost"]), "node_names"),
         (dict(namespace="missing"), "namespace"),
-        (dict(report_json="/nonexistent-dir-xyz/r.json"), "report_json"),
+        (dict(report_json=__file__ + "/r.json"), "report_json"),  # a folder under a file cannot be made
         (dict(expected_gpus=0), "expected_gpus"),
         (dict(tolerations=[{"key": "x", "operator": "Maybe"}]), "tolerations"),
         (dict(driver_selector="app=(broken"), "driver_selector"),
