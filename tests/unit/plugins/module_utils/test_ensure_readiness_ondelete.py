@@ -40,3 +40,23 @@ def test_rolling_update_daemonset_still_waits_for_updated_pods():
 
     assert not predicate(ResourceInstance(None, obj))
     assert predicate(ResourceInstance(None, ds("RollingUpdate", updated=2)))
+
+
+def test_the_readiness_wait_looks_soon_then_backs_off(monkeypatch):
+    """Each waited object goes through kube.wait_backoff (first look 0.5 s after the writes, doubling to wait_sleep):
+    a flat wait_sleep poll cost each of the stack's five DaemonSets a whole 5 s in every converge."""
+    calls = []
+
+    def backoff(waiter, timeout, sleep, first=0.5, **kwargs):
+        calls.append((kwargs["name"], timeout, sleep, first))
+        return True, {}, 1
+
+    monkeypatch.setattr(readiness, "wait_backoff", backoff)
+    items = [
+        Item(0, ds("RollingUpdate", updated=2)),
+        Item(1, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+    ]
+    for item in items:
+        item.resource = object()
+    assert readiness.wait_all(None, items, 300, 5, lambda line: None) == 1
+    assert calls == [("d", 300, 5, 0.5)]  # the DaemonSet only: a ConfigMap has no readiness
