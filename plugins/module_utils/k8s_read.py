@@ -7,9 +7,10 @@ A looped ``kubernetes.core.k8s_info`` starts one module process per item, and ea
 costs about 0.6 s before it sends a request (the kubernetes client import and the
 AnsiballZ payload); the reads themselves take milliseconds. Each read here is
 kubernetes.core's own ``K8sService.find`` (the same resources, ``api_found`` and
-NotFound handling as k8s_info), and the result has the shape of a looped k8s_info
-register (``results[i].item`` / ``resources`` / ``api_found``), plus ``found``: the
-resources by each read's ``key``.
+NotFound handling as k8s_info), and ``answers`` holds one entry per read shaped as an
+item of a looped k8s_info register (``item`` / ``resources`` / ``api_found``), and ``found``
+the resources by each read's ``key``. Not ``results``: Ansible shows a result's ``results``
+even under ``no_log`` (it takes them for loop items), and these reads carry certificates.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -43,7 +44,9 @@ def check_reads(reads):
         keys[read["key"]] = index
         if read.get("namespace"):
             check_dns_label(read["namespace"], "reads", "{0}.namespace".format(where))
-        for selector in read.get("label_selectors") or []:
+        # An empty selector selects everything, as k8s_info takes it.
+        read["label_selectors"] = [s for s in read.get("label_selectors") or [] if s and s.strip()]
+        for selector in read["label_selectors"]:
             check_selector(selector, "reads")
         checked.append(read)
     return checked
@@ -68,9 +71,9 @@ def read_one(svc, read):
 
 def run(module, client, svc):
     reads = check_reads(module.params["reads"])
-    results = [skipped_result(read) if read.get("skip") else read_one(svc, read) for read in reads]
+    answers = [skipped_result(read) if read.get("skip") else read_one(svc, read) for read in reads]
     return dict(
         changed=False,
-        results=results,
-        found={result["item"]["key"]: result["resources"] for result in results},
+        answers=answers,
+        found={answer["item"]["key"]: answer["resources"] for answer in answers},
     )

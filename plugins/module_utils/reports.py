@@ -22,7 +22,7 @@ def write_atomic(path, text):
     """
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        os.makedirs(directory)
+        os.makedirs(directory, exist_ok=True)  # another run may make it at the same time
     tmp = path + ".tmp"
     with open(tmp, "w") as handle:
         handle.write(text)

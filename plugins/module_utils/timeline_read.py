@@ -89,9 +89,11 @@ def run(module, client, svc):
     report = check_report_path(params.get("report_json"), "report_json")
     nodes, machines, pods, workers = read(client, svc, params["machines"], params["machine_namespace"])
     timeline = build(marks, nodes, machines, pods + workers, params.get("validated") or {})
-    if report:
+    if report and not module.check_mode:
         # As ansible.builtin.to_nice_json writes it.
         write_atomic(report, json.dumps(timeline, indent=4, sort_keys=True, separators=(",", ": ")) + "\n")
+    elif report:
+        report = None  # check mode writes nothing
     return {
         "changed": False,
         "timeline": timeline,

@@ -35,7 +35,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Reads only, so it runs the same in check mode (O(report_json) is written then too; leave it unset).
+    details: Reads only, so it runs the same in check mode; O(report_json) is not written then.
   diff_mode:
     support: none
   platform:
@@ -116,7 +116,7 @@ read:
   type: dict
   sample: {"gpu_nodes": 2, "machines": 8, "pods": 6, "nfd_workers": 2}
 report:
-  description: The path the timeline was written to (O(report_json)), else null.
+  description: The path the timeline was written to (O(report_json)), else null (also in check mode).
   returned: always
   type: str
 duration:

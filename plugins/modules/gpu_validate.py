@@ -214,10 +214,10 @@ options:
     description: Write the report as JSON to this file (a missing folder is made; the nearest existing one must be writable).
     type: path
   report_junit:
-    description: Write the report as JUnit XML to this file (for AWX / CI test views).
+    description: Write the report as JUnit XML to this file (for AWX / CI test views; a missing folder is made).
     type: path
   report_markdown:
-    description: Write the report as a Markdown table to this file.
+    description: Write the report as a Markdown table to this file (a missing folder is made).
     type: path
   settle_timeout:
     description:
@@ -267,7 +267,8 @@ attributes:
     description: The module changes nothing.
 notes:
   - Needs list/get on nodes, namespaces and pods, get on pods/log and pods/proxy (or services/proxy), and
-    create/delete/deletecollection and watch on pods in O(namespace).
+    create/delete/deletecollection and watch on pods in O(namespace); with O(record_config_map), get on
+    configmaps in O(namespace).
   - In an audit log a normal run shows one create and one delete per validation pod (each pod is deleted as soon
     as its log is read; a deletecollection by the label C(gpuops.cluster/validation-run) follows only if pods of
     the run are still listed at the end); check mode shows none.

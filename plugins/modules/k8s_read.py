@@ -15,11 +15,13 @@ author:
   - gpuops.cluster maintainers (!UNKNOWN)
 description:
   - Runs each read of O(reads) as M(kubernetes.core.k8s_info) does (kubernetes.core's own lookup; a missing object
-    is an empty list, an API the server does not serve is RV(results[].api_found) false), in one module run.
+    is an empty list, an API the server does not serve is RV(answers[].api_found) false), in one module run.
   - A looped k8s_info starts one module process per item (about 0.6 s each before the first request); the reads
     themselves take milliseconds.
-  - The result has the shape of a looped k8s_info register (RV(results), in the order of O(reads)), and
-    RV(found) holds the resources by each read's O(reads[].key).
+  - RV(answers) has one entry per read, in the order of O(reads), each shaped as an item of a looped k8s_info
+    register (C(item), C(resources), C(api_found)); RV(found) holds the resources by each read's O(reads[].key).
+  - The list is not called C(results), as a looped register's is, because Ansible shows a result's C(results)
+    even when C(no_log) hides the rest of it; with C(no_log), nothing of what was read is shown.
   - Reads only.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -65,7 +67,7 @@ options:
         type: list
         elements: str
       skip:
-        description: Do not read; the result has C(skipped) true and no resources (keeps the indexes of RV(results)).
+        description: Do not read; the result has C(skipped) true and no resources (keeps the indexes of RV(answers)).
         type: bool
         default: false
 requirements:
@@ -89,8 +91,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-results:
-  description: One entry per read, in the order of O(reads), as a looped k8s_info registers them.
+answers:
+  description: One entry per read, in the order of O(reads), each as an item of a looped k8s_info register.
   returned: always
   type: list
   elements: dict

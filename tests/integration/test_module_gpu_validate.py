@@ -117,7 +117,7 @@ def validation_pods(st):
 def test_healthy_nodes_pass_and_nothing_is_left(cluster, stack, ansible_task, tmp_path):
     paths = {
         "report_json": str(tmp_path / "r.json"),
-        "report_junit": str(tmp_path / "r.xml"),
+        "report_junit": str(tmp_path / "reports" / "run-1" / "r.xml"),  # a missing folder is made
         "report_markdown": str(tmp_path / "r.md"),
     }
     mark = cluster.audit.mark()
@@ -311,7 +311,13 @@ def _bad_cases(tmp):
         ("selector matches nothing", dict(node_selector={SET_LABEL: "no-such-set"}), None, "node_selector:"),
         ("unknown node", dict(node_names=["no-such-node"]), None, "node_names:"),
         ("namespace missing", dict(namespace="no-such-namespace"), None, "namespace:"),
-        ("report folder missing", dict(report_junit=os.path.join(tmp, "missing", "r.xml")), None, "report_junit:"),
+        # A missing folder is made (test_healthy_nodes...); one under a file cannot be.
+        (
+            "report folder is a file",
+            dict(report_junit=os.path.join(os.path.abspath(__file__), "r.xml")),
+            None,
+            "report_junit:",
+        ),
         ("report path is a folder", dict(report_json=tmp), None, "report_json:"),
         (
             "bad toleration",

@@ -34,7 +34,7 @@ def test_reads_in_one_task_as_k8s_info_would(cluster, namespace, ansible_task):
     for check in (False, True):
         res = ansible_task("gpuops.cluster.k8s_read", {"reads": reads}, check=check)
         assert not res.get("failed") and res["changed"] is False, res
-        results = res["results"]
+        results = res["answers"]
         assert [r["item"]["key"] for r in results] == [
             "Infrastructure",
             "ConfigMap",

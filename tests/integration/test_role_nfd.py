@@ -30,6 +30,11 @@ FAST = {"nfd_wait_sleep": 1, "nfd_wait_timeout": 120}
 NFD = "feature.node.kubernetes.io/"
 GPU_LABEL = NFD + "pci-10de.present"
 OLM = ("operators.coreos.com", "v1alpha1")
+# The two OLM waits of tasks/apply.yml (Subscription, then CSV).
+OLM_WAITS = (
+    "Wait until OLM chose the operator's ClusterServiceVersion",
+    "Wait until the ClusterServiceVersion Succeeded",
+)
 NS = "openshift-nfd"
 GPU_MS = "nfd-role-gpu"
 # Platform facts as preflight sets them, for the bad-input runs (saves the detection round trips).
@@ -211,6 +216,10 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         out = run_role(cluster, "nfd", dict(FAST, nfd_cr_overrides=overrides))
         converge_s = time.monotonic() - started
         assert_ok(out)
+        # The channel changed (beta -> stable): the Subscription was updated, so OLM is waited for.
+        assert [
+            not res.get("skipped") for name, res in task_results(out) if any(wait in name for wait in OLM_WAITS)
+        ] == [True, True]
         result = fact(out, "nfd_result")
         assert result["expected_gpu_nodes"] == 1 and len(result["gpu_nodes"]) == 1, result
         gpu = result["gpu_nodes"][0]
@@ -244,6 +253,12 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
         assert_ok(out)
         assert changed_tasks(out) == []
         assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+        # Nothing written and preflight read the CSV Succeeded: no OLM wait, the CR still built from that CSV.
+        assert [res.get("skipped") for name, res in task_results(out) if any(wait in name for wait in OLM_WAITS)] == [
+            True,
+            True,
+        ]
+        assert fact(out, "nfd_result")["source"] == result["source"]
         print(
             "nfd openshift: converge {0:.0f}s, no-op re-run {1:.0f}s, {2} tasks".format(
                 converge_s, rerun_s, len(task_results(out))
