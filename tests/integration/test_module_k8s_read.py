@@ -62,8 +62,6 @@ def test_reads_in_one_task_as_k8s_info_would(cluster, namespace, ansible_task):
 def test_bad_reads_name_the_option(cluster, ansible_task):
     for reads, words in (
         ([{"kind": "Node"}, {"kind": "Node"}], "reads[1].key 'Node' is also the key of reads[0]"),
-        ([{"kind": "Pod", "namespace": "Bad_NS"}], "'Bad_NS' is not a valid reads[0].namespace"),
-        ([{"kind": "Pod", "label_selectors": ["app in ("]}], "is not a label selector"),
         ([], "must list at least one read"),
     ):
         res = ansible_task("gpuops.cluster.k8s_read", {"reads": reads})
@@ -72,3 +70,17 @@ def test_bad_reads_name_the_option(cluster, ansible_task):
     # A read without kind: Ansible's own check of the suboptions.
     res = ansible_task("gpuops.cluster.k8s_read", {"reads": [{"name": "x"}]})
     assert res.get("failed") and "kind" in res["msg"], res
+
+
+def test_names_and_selectors_reach_the_api_as_with_k8s_info(cluster, ansible_task):
+    """No check of its own: a role checks its inputs first and names its variable (gpu_machineset's bad namespace).
+    The API finds nothing for a malformed namespace or selector, and k8s_info returns that as an empty list."""
+    reads = [
+        {"key": "bad_namespace", "kind": "Pod", "namespace": "Bad_NS"},
+        {"key": "bad_selector", "kind": "Pod", "label_selectors": ["app in ("]},
+    ]
+    res = ansible_task("gpuops.cluster.k8s_read", {"reads": reads})
+    assert not res.get("failed") and res["found"] == {"bad_namespace": [], "bad_selector": []}, res
+    for read in reads:
+        info = ansible_task("kubernetes.core.k8s_info", {k: v for k, v in read.items() if k != "key"})
+        assert not info.get("failed") and info["resources"] == [], info
