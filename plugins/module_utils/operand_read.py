@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of
@@ -99,6 +100,10 @@ def run(module, client, svc):
             if state["pod"] and not state["ready"]:
                 container = failing_container(by_name.get(state["pod"]))
                 state["log_lines"] = _tail(core, state["pod"], namespace, lines, container)
+    for state in states:
+        if not state["ready"]:
+            # The known failures its state message and log show (module_utils/diagnose, each from a public report).
+            state["causes"] = match_lines([state["state"] or ""] + state.get("log_lines", []))
     result = {
         "changed": False,
         "nodes": states,

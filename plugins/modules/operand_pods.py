@@ -84,6 +84,9 @@ nodes:
   description:
     - Per node, C(node), C(pod) (null when none runs there), C(ready), C(state) (in words), C(containers), and
       C(log_lines) for a pod that is not ready when O(log_lines) is set.
+    - For a node whose pod is not ready, C(causes) - the known failures its state message and log lines show
+      (C(signature), C(cause), C(fix), C(source) - the public report -, C(evidence)), as the
+      C(gpuops.cluster.failure_signatures) filter finds them; empty when none matches.
   returned: always
   type: list
   elements: dict

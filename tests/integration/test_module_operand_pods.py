@@ -74,6 +74,8 @@ def test_each_node_gets_its_pod_or_none_and_bad_input_names_the_option(cluster, 
             (off, None, False),
         ]
         assert res["nodes"][0]["state"] == "Running, ready" and res["nodes"][1]["state"] == "no pod"
+        # A node without a ready pod gets the known failures its state shows (none for "no pod").
+        assert "causes" not in res["nodes"][0] and res["nodes"][1]["causes"] == []
         assert [n["node"] for n in res["not_ready"]] == [off] and res["pods"] == 1
         assert "ready on 1 of 2 node(s); not on " + off in res["summary"]
 

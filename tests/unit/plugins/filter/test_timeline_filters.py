@@ -120,3 +120,14 @@ def test_gpu_timeline_filter_takes_the_nfd_workers_with_the_pods(monkeypatch):
     assert row["steps"]["nfd_labelled"] == "2026-11-23T10:00:50+00:00", res
     assert row["sources"] == {"nfd_labelled": "nfd-worker Ready"}
     assert (row["seconds"]["nfd"], row["seconds"]["driver"]) == (20.0, 70.0)
+
+
+def test_failure_signatures_filter():
+    line = "ERROR: The Nouveau kernel driver is currently in use by your system."
+    res = template("['noise', '" + line + "'] | gpuops.cluster.failure_signatures('driver_log')")
+    assert [f["signature"] for f in res["msg"]] == ["nouveau_in_use"] and res["msg"][0]["evidence"] == line, res
+    assert template("'noise' | gpuops.cluster.failure_signatures")["msg"] == []
+    res = template("['x'] | gpuops.cluster.failure_signatures('driver')")
+    assert res.get("failed") and "failure_signatures: where: must be one of" in res["msg"], res
+    res = template("{'text': 'x'} | gpuops.cluster.failure_signatures")
+    assert res.get("failed") and "expects log lines" in res["msg"], res
