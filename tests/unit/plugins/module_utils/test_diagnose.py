@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The failure signature table (the filter: tests/unit/plugins/filter/test_timeline_filters.py): every example (a line transcribed from its public report) is named by its own
-signature and by no other; the table is sourced and well-formed; lines are matched per source."""
+"""The failure signature table: every example (a line transcribed from its public report) is named by its own
+signature and by no other; the table is sourced and well-formed; lines are matched per source. (The filter itself:
+tests/unit/plugins/filter/test_timeline_filters.py.)"""
 
 from __future__ import absolute_import, division, print_function
 
