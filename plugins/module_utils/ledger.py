@@ -18,12 +18,17 @@ A later run skips a state only when all three are as recorded and its workloads 
 first state that differs runs, and every state after it (a later state builds on the earlier
 ones: a new driver image must be validated again). The last state (``gpu_validation``) is never
 skipped by site.yml: it checks every GPU node on every run.
+
+A run that fails drops every state's record (``mode: invalidate``) and leaves a note of where it failed
+(``FAILURE_KEY``): what broke may be something no record shows (a node's module, a foreign quota), so the
+next run runs every state, and says why, until one converges and validates again.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import json
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
@@ -40,6 +45,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.state_inputs import
 from ansible_collections.gpuops.cluster.plugins.module_utils.validators import check_dns_label, check_dns_subdomain
 
 LEDGER_VERSION = 1
+# The ConfigMap key of the note a failed run leaves (not a state name: state names have underscores).
+FAILURE_KEY = "last-failure"
 
 # (apiVersion, kind) of what the states create. Pods, Builds and Machines are left out: they come and
 # go with the workloads that own them, whose readiness is checked instead.
@@ -219,12 +226,36 @@ def entry_text(inputs, nodes, objects, kinds):
     )
 
 
-def why_changed(name, entry, inputs, nodes, live, problems):
+def now_utc():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def failure_text(state, task, at):
+    """The note a failed run leaves in the ledger: where and when it failed (no message: it may hold a secret)."""
+    return json.dumps({"state": state, "task": task, "at": at}, sort_keys=True, separators=(",", ":"))
+
+
+def failure_words(text):
+    """'the run of 2026-11-28T22:01:02Z failed in gpu_validation (task: ...)', or None."""
+    try:
+        note = json.loads(text) if text else None
+    except ValueError:
+        note = None
+    if not isinstance(note, dict):
+        return None
+    words = "the run of {0} failed in {1}".format(note.get("at") or "an unknown time", note.get("state") or "a state")
+    return words + (" (task: {0})".format(note["task"]) if note.get("task") else "")
+
+
+def why_changed(name, entry, inputs, nodes, live, problems, failure=None):
     """Why a state must run (one line), or '' when it may be skipped.
 
-    ``live``: {object_key: stamp} of the state's objects now; ``problems``: workloads of it not ready.
+    ``live``: {object_key: stamp} of the state's objects now; ``problems``: workloads of it not ready;
+    ``failure``: ``failure_words`` of the ledger's failure note, if any.
     """
     if entry is None:
+        if failure:
+            return "its record was dropped because {0}; every state runs until a run validates".format(failure)
         return "no record of a run that converged and validated"
     if entry.get("inputs") != inputs:
         return "its variables or the collection changed"
@@ -250,19 +281,21 @@ def why_changed(name, entry, inputs, nodes, live, problems):
     return ""
 
 
-def decide(states, entries, nodes, live, problems, force=False):
+def decide(states, entries, nodes, live, problems, force=False, failure=None):
     """(run, reasons): the states to run, in order, and why each one runs.
 
     ``states``: [(name, inputs)] in run order; ``entries``: {name: entry or None}; ``live``:
-    {name: {key: stamp}}; ``problems``: {name: [not ready]}. From the first state that must run on,
-    every state runs.
+    {name: {key: stamp}}; ``problems``: {name: [not ready]}; ``failure``: ``failure_words`` of the
+    ledger's note of a failed run. From the first state that must run on, every state runs.
     """
     if force:
         return [n for n, dummy in states], dict((n, "forced (gpuops_ledger is off)") for n, dummy in states)
     run, reasons, first = [], {}, None
     for name, inputs in states:
         if first is None:
-            why = why_changed(name, entries.get(name), inputs, nodes, live.get(name, {}), problems.get(name, []))
+            why = why_changed(
+                name, entries.get(name), inputs, nodes, live.get(name, {}), problems.get(name, []), failure
+            )
             if not why:
                 continue
             first = name
@@ -273,10 +306,19 @@ def decide(states, entries, nodes, live, problems, force=False):
     return run, reasons
 
 
+def invalidated(data, failed_state, failed_task, at):
+    """The ledger's data after a failed run: no state's record, and the note of where it failed."""
+    if not failed_state:
+        raise GpuopsError("is required with mode=invalidate: the state that failed.", param="failed_state")
+    return {FAILURE_KEY: failure_text(failed_state, failed_task or None, at)} if data is not None else None
+
+
 def check_params(params):
     """(mode, [(name, inputs)], namespace, name, gpu_label, force), checked."""
     mode = params.get("mode")
     states = params.get("states") or []
+    if mode != "invalidate" and not states:
+        raise GpuopsError("must name the states to {0}.".format(mode), param="states")
     out = []
     for position, state in enumerate(states):
         if not isinstance(state, dict) or not state.get("name") or not isinstance(state.get("name"), str):
@@ -319,6 +361,15 @@ def run(module, client, svc):
     mode, states, namespace, name, gpu_label, force = check_params(module.params)
     cm = get_item(client, svc.find_resource("ConfigMap", "v1", fail=True), name, namespace)
     data = (cm or {}).get("data") or {}
+    if mode == "invalidate":
+        # Nothing recorded, nothing to drop: the next run runs every state anyway.
+        new_data = invalidated(
+            data if cm is not None else None,
+            module.params.get("failed_state"),
+            module.params.get("failed_task"),
+            now_utc(),
+        )
+        return {"changed": False, "data": new_data, "run": [], "skip": [], "reasons": {}, "recorded": cm is not None}
     entries = dict((n, parse_entry(data.get(n))) for n, dummy in states)
     nodes = node_digest(list_gpu_nodes(client, svc.find_resource("Node", "v1", fail=True), gpu_label=gpu_label))
     if mode == "check":
@@ -332,7 +383,7 @@ def run(module, client, svc):
             why = not_ready(obj) if state_of(obj) else None
             if why:
                 problems.setdefault(state_of(obj), []).append(why)
-        to_run, reasons = decide(states, entries, nodes, live, problems, force)
+        to_run, reasons = decide(states, entries, nodes, live, problems, force, failure_words(data.get(FAILURE_KEY)))
         skipped = [n for n, dummy in states if n not in to_run]
         return {
             "changed": False,
@@ -343,7 +394,9 @@ def run(module, client, svc):
         }
     objects, served = _read_live(client, svc, KINDS)
     live = stamps_by_state(objects)
-    new_data = dict(data)
+    # The states recorded now validated: the failure note has no more to say (a state still without a record
+    # runs for that reason).
+    new_data = dict((k, v) for k, v in data.items() if k != FAILURE_KEY)
     for state, inputs in states:
         # Every served kind is read again on the next check, so that an object appearing with a state's
         # labels is noticed as well as one that went.

@@ -24,6 +24,9 @@ description:
   - With O(mode=record) the module returns the ledger's new data in RV(data) (the entries of O(states) made from
     the cluster as it is now, the other entries kept); the caller writes it, for example with
     M(gpuops.cluster.k8s_ensure), so that an unchanged ledger is not written again.
+  - With O(mode=invalidate), after a failed run, RV(data) holds no state's entry, only a note of the state and task
+    that failed and when. What broke may be something no entry shows, so the next check runs every state and
+    gives that note as the reason. RV(data) is null when there is no ledger (nothing to drop).
   - Reads only.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -39,17 +42,19 @@ attributes:
 options:
   mode:
     description:
-      - V(check) says which states must run; V(record) returns the ledger data after the states ran.
+      - V(check) says which states must run; V(record) returns the ledger data after the states ran;
+        V(invalidate) returns it after a failed run (see the description).
     type: str
-    choices: [check, record]
+    choices: [check, record, invalidate]
     default: check
   states:
     description:
       - The states in run order, each a dictionary with C(name) and C(inputs) (a non-empty digest of what the
         state is given, its variables and the collection version).
+      - Required with O(mode=check) and O(mode=record).
     type: list
     elements: dict
-    required: true
+    default: []
   namespace:
     description: Namespace of the ledger ConfigMap.
     type: str
@@ -67,6 +72,13 @@ options:
     description: Run every state of O(states), whatever the ledger says (O(mode=check)).
     type: bool
     default: false
+  failed_state:
+    description: The state in which the run failed (O(mode=invalidate), where it is required).
+    type: str
+  failed_task:
+    description: The name of the task that failed (O(mode=invalidate)); kept in the note. No message is kept, since
+      a failed task's message may quote a secret.
+    type: str
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -88,6 +100,13 @@ EXAMPLES = r"""
 - name: Say why each state runs
   ansible.builtin.debug:
     msg: "{{ ledger.reasons }}"
+
+- name: After a failure in the driver state, drop every record (write the data returned with k8s_ensure)
+  gpuops.cluster.state_ledger:
+    mode: invalidate
+    failed_state: driver
+    failed_task: Wait for the driver pods
+  register: dropped
 """
 
 RETURN = r"""
@@ -113,9 +132,13 @@ recorded:
   returned: always
   type: bool
 data:
-  description: The ledger ConfigMap's data after this run (O(mode=record)), one compact JSON value per state.
-  returned: when O(mode=record)
+  description:
+    - The ledger ConfigMap's data after this run (O(mode=record)), one compact JSON value per state.
+    - After a failed run (O(mode=invalidate)), only the note C(last-failure) (state, task, time); null when there
+      is no ledger.
+  returned: when O(mode=record) or O(mode=invalidate)
   type: dict
+  sample: {"last-failure": '{"at":"2026-11-28T22:01:02Z","state":"gpu_validation","task":"Run the validation"}'}
 """
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
@@ -125,12 +148,14 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import run
 
 def argument_spec():
     return module_spec(
-        mode=dict(type="str", choices=["check", "record"], default="check"),
-        states=dict(type="list", elements="dict", required=True),
+        mode=dict(type="str", choices=["check", "record", "invalidate"], default="check"),
+        states=dict(type="list", elements="dict", default=[]),
         namespace=dict(type="str", default="kube-system"),
         name=dict(type="str", default="gpuops-state-ledger"),
         gpu_label=dict(type="str"),
         force=dict(type="bool", default=False),
+        failed_state=dict(type="str"),
+        failed_task=dict(type="str"),
     )
 
 

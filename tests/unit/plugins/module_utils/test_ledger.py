@@ -12,9 +12,13 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import (
+    FAILURE_KEY,
     check_params,
     decide,
     entry_text,
+    failure_text,
+    failure_words,
+    invalidated,
     node_digest,
     not_ready,
     object_stamp,
@@ -186,6 +190,29 @@ def test_the_first_state_that_changed_runs_and_every_state_after_it():
     assert run == [n for n, dummy in states] and set(reasons.values()) == {"forced (gpuops_ledger is off)"}
 
 
+def test_a_failed_run_drops_every_record_and_the_next_check_says_where_it_failed():
+    nodes = node_digest([node()])
+    states = [("nfd", "a"), ("driver", "b"), ("device_plugin", "c")]
+    data = dict((n, entry_text(i, nodes, {}, [])) for n, i in states)
+    after = invalidated(data, "gpu_validation", "Run the validation pods", "2026-11-28T22:01:02Z")
+    assert list(after) == [FAILURE_KEY]
+    failure = failure_words(after[FAILURE_KEY])
+    assert failure == "the run of 2026-11-28T22:01:02Z failed in gpu_validation (task: Run the validation pods)"
+    entries = dict((n, parse_entry(after.get(n))) for n, dummy in states)
+    run, reasons = decide(states, entries, nodes, {}, {}, failure=failure)
+    # Every state runs: the first with the failure as its reason, the others after it.
+    assert run == ["nfd", "driver", "device_plugin"]
+    assert reasons["nfd"] == "its record was dropped because " + failure + "; every state runs until a run validates"
+    assert reasons["device_plugin"] == "runs after nfd, which runs"
+    # No ledger: nothing to drop (the next run has no record anyway).
+    assert invalidated(None, "driver", None, "t") is None
+    assert json.loads(failure_text("driver", None, "t")) == {"state": "driver", "task": None, "at": "t"}
+    assert failure_words("not json") is None and failure_words(None) is None
+    with pytest.raises(GpuopsError) as err:
+        invalidated(data, "", None, "t")
+    assert err.value.param == "failed_state"
+
+
 def test_an_unreadable_entry_makes_its_state_run():
     assert parse_entry("not json") is None
     assert parse_entry(json.dumps({"v": 0, "objects": {}, "kinds": []})) is None
@@ -207,10 +234,17 @@ def test_the_same_facts_give_the_same_text():
         ({"states": [{"name": "driver", "inputs": "a"}, {"name": "driver", "inputs": "b"}]}, "states", "twice"),
         ({"namespace": "Kube_System"}, "namespace", "not a valid"),
         ({"name": "Ledger!"}, "name", "not a valid"),
+        ({"states": []}, "states", "must name the states to check"),
+        ({"mode": "record", "states": []}, "states", "must name the states to record"),
     ],
 )
 def test_bad_options_name_the_option(params, param, words):
-    good = {"mode": "check", "states": [], "namespace": "kube-system", "name": "gpuops-state-ledger"}
+    good = {
+        "mode": "check",
+        "states": [{"name": "nfd", "inputs": "x"}],
+        "namespace": "kube-system",
+        "name": "gpuops-state-ledger",
+    }
     good.update(params)
     with pytest.raises(GpuopsError) as err:
         check_params(good)
