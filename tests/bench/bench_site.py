@@ -11,8 +11,8 @@ Two scenarios, each on its own local cluster (own work directory, started and st
 
 Per scenario it prints the wall time of the first converge, of the no-op re-run (and the number of
 mutating requests it sent, from the API server's audit log: it must be 0), of a second no-op re-run
-with the ledger off (``gpuops_ledger=false``: every state runs its own no-op path; also 0 writes), and
-of the teardown; then
+with the ledger off (``gpuops_ledger=false``: every state runs its own no-op path; also 0 writes), of
+``diagnose.yml`` on the converged cluster (every operand log read, one archive; 0 writes), and of the teardown; then
 the ratios the targets are set for: the ledger-off re-run / the converge (<= 40 %, README, Benchmarks) and
 k8s converge / ocp converge (<= 1.3); the converge of ocp with the default engine is to be under 90 s.
 Figures are printed, not asserted; the script exits 1 only when a run fails.
@@ -146,6 +146,16 @@ def scenario(name, engine, profile, up_kwargs, extra_vars, reports):
         print(
             "[{0}] no-op, every state (ledger off) {1[0]:7.1f}s  changed={1[1]} tasks={1[2]} writes={2}".format(
                 label, figures["forced"], figures["forced_writes"]
+            ),
+            flush=True,
+        )
+        # diagnose.yml on the converged cluster: every GPU node's pods, logs (all of them) and events, one archive.
+        mark = audit.mark()
+        figures["diagnose"] = playbook(lc, "diagnose.yml", extra_vars, engine)
+        figures["diagnose_writes"] = len(audit.writes_since(mark))
+        print(
+            "[{0}] diagnose  {1[0]:7.1f}s  tasks={1[2]} writes={2}".format(
+                label, figures["diagnose"], figures["diagnose_writes"]
             ),
             flush=True,
         )

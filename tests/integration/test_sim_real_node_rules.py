@@ -51,33 +51,34 @@ def bare_dtk_driver(ns, sel):
     return manifests.driver(ns, image=catalog.dtk_image(BUILD.build), args=["init"], node_selector=sel)
 
 
-# (id, GPU product, DaemonSets(ns, selector) -> list, operand whose pod is judged, text the verdict must hold)
+# (id, GPU product, DaemonSets(ns, selector) -> list, operand whose pod is judged, text the verdict must hold, the
+# failure signature gpu_diagnose names for the node from the logs and the kubelet's events - None: no known signature)
 SCENARIOS = [
     ("driver-without-userspace", "Tesla-T4", lambda ns, sel: [bare_dtk_driver(ns, sel)], "nvidia-driver",
-     'exec: "nvidia-driver": executable file not found in $PATH'),
+     'exec: "nvidia-driver": executable file not found in $PATH', None),
     ("open-modules-without-firmware-mounts", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel, firmware=False)], "nvidia-driver",
-     "RmFetchGspRmImages: No firmware image found"),
+     "RmFetchGspRmImages: No firmware image found", "gsp_firmware_missing"),
     ("open-modules-on-volta", "Tesla-V100-SXM2-16GB",
      lambda ns, sel: [with_env(manifests.driver(ns, node_selector=sel), KERNEL_MODULE_TYPE="open")],
-     "nvidia-driver", "not supported by open nvidia.ko"),
+     "nvidia-driver", "not supported by open nvidia.ko", "open_modules_gpu_without_gsp"),
     ("exporter-without-nvidia-runtime", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel), manifests.toolkit(ns, node_selector=sel),
                       no_runtime_class(manifests.dcgm_exporter(ns, node_selector=sel))],
-     "dcgm-exporter", "Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND"),
+     "dcgm-exporter", "Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND", "dcgm_nvml_library_not_found"),
     ("gfd-without-nvidia-runtime", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel), manifests.toolkit(ns, node_selector=sel),
                       no_runtime_class(manifests.gpu_feature_discovery(ns, node_selector=sel))],
-     "gpu-feature-discovery", "Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND"),
+     "gpu-feature-discovery", "failed to initialize NVML: unexpected failure calling nvml.Init", "gfd_nvml_init_failed"),
     ("toolkit-without-cdi-default-kind", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel),
                       drop_env(manifests.toolkit(ns, node_selector=sel),
                                "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND"),
                       manifests.dcgm_exporter(ns, node_selector=sel)],
-     "dcgm-exporter", "unresolvable CDI devices nvidia.com/gpu=all"),
+     "dcgm-exporter", "unresolvable CDI devices nvidia.com/gpu=all", "cdi_unresolvable_devices"),
     ("plugin-before-the-toolkit", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel), manifests.device_plugin(ns, node_selector=sel)],
-     "nvidia-device-plugin", 'runtime handler nvidia'),
+     "nvidia-device-plugin", 'runtime handler nvidia', "crio_no_nvidia_runtime_handler"),
 ]  # fmt: skip
 
 
@@ -92,14 +93,15 @@ def kube(cluster):
 
 @pytest.mark.parametrize("case", SCENARIOS, ids=[c[0] for c in SCENARIOS])
 def test_the_node_refuses_and_the_collection_names_node_and_cause(kube, ansible_task, case):
-    name, product, daemonsets, component, expected = case
+    name, product, daemonsets, component, expected, signature = case
     tag = uuid.uuid4().hex[:6]
     ns = "rule-" + tag
     node = "rule-gpu-" + tag
     kube.create(NAMESPACES, {"metadata": {"name": ns}})
     allow_privileged(kube, ns)  # the manifests' privileged pods run as the default SA (SCC admission)
     try:
-        make_gpu_node(kube, node, {"sim-test": tag}, product=product, build=BUILD)
+        # (no NFD labels on a hand-made node: gpu_diagnose finds it by its own GPU label)
+        make_gpu_node(kube, node, {"sim-test": tag, "rule-gpu-" + tag: "true"}, product=product, build=BUILD)
         for ds in daemonsets(ns, {"sim-test": tag}):
             kube.create(DAEMONSETS, ds)
 
@@ -120,6 +122,22 @@ def test_the_node_refuses_and_the_collection_names_node_and_cause(kube, ansible_
 
         entry = wait_for(verdict, 60, what="%s: %r on %s" % (name, expected, node))
         assert entry["node"] == node and entry["pod"]
+
+        # gpu_diagnose names the cause from the pod's log, its container state and the kubelet's events - or says
+        # it knows none, and shows what it saw.
+        def diagnosis():
+            out = ansible_task(
+                "gpuops.cluster.gpu_diagnose", {"namespaces": [ns], "log_lines": 40, "gpu_label": "rule-gpu-" + tag}
+            )
+            assert not out.get("failed"), out
+            (row,) = out["nodes"]
+            assert row["node"] == node
+            names = [f["signature"] for f in row["findings"]]
+            return row if row["status"] == "problem" and (signature in names if signature else not names) else None
+
+        row = wait_for(diagnosis, 30, what="%s: gpu_diagnose names %s on %s" % (name, signature, node))
+        if signature is None:
+            assert any(expected in line for line in row["evidence"]), row
     finally:
         kube.delete(NAMESPACES, ns)
         kube.delete(NODES, node)

@@ -9,6 +9,9 @@ __metaclass__ = type
 
 import json
 import os
+import re
+import sys
+import tarfile
 
 import pytest
 from ansible_env import engine_env
@@ -31,7 +34,13 @@ from timeline_checks import (
     local_inventory,
 )
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
+
+from simopenshift import control  # noqa: E402
+
 pytestmark = pytest.mark.integration
+# A PEM block whose body is still there (the archive keeps only "-----BEGIN X----- <redacted> ...").
+UNREDACTED_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----\s*\n[A-Za-z0-9+/=]{16,}")
 
 
 def platform_fact(result):
@@ -156,6 +165,108 @@ def fresh_cluster(request):
             yield c
 
 
+def diagnose(cluster, reports, archive, expect_rc=0, extra_args=None):
+    extra = {"gpuops_reports_dir": reports, "gpuops_diagnose_archive": archive}
+    if expect_rc:
+        extra["gpuops_diagnose_fail"] = "true"
+    return state_lines(
+        run_site(cluster, playbook="diagnose.yml", extra_vars=extra, expect_rc=expect_rc, extra_args=extra_args)
+    )
+
+
+def check_diagnose(cluster, reports):
+    """diagnose.yml on the converged cluster: every GPU node ok, nothing written to the cluster, the archive holds what
+    a support case needs and no secret, check mode writes no archive; then two levers, each named on its node."""
+    with open(os.path.join(reports, "gpu-validation.json")) as f:
+        gpu_nodes = sorted(n["node"] for n in json.load(f)["nodes"])
+    mark = cluster.audit.mark()
+    archive = os.path.join(reports, "case.tar.gz")
+    lines = diagnose(cluster, reports, archive)
+    assert cluster.audit.writes_since(mark) == []
+    assert "GPU nodes: {0} (0 with a problem, 0 with a warning, {0} ok)".format(len(gpu_nodes)) in lines, lines
+    assert "archive: " + archive in lines, lines
+    with tarfile.open(archive) as tar:
+        members = dict((m.name.split("/", 1)[1], tar.extractfile(m).read().decode()) for m in tar.getmembers())
+    for name in ["summary.txt", "summary.md", "summary.json", "cluster/ledger.json", "cluster/events.json",
+                 "cluster/daemonsets.json", "cluster/validation-record.json", "reports/timeline.json",
+                 "reports/gpu-validation.json"] + ["nodes/%s.json" % n for n in gpu_nodes]:  # fmt: skip
+        assert name in members, (name, sorted(members))
+    logs = [m for m in members if m.startswith("logs/")]
+    assert any("/nvidia-driver" in m or "driver" in m for m in logs) and len(logs) >= 4 * len(gpu_nodes), logs
+    assert [n["node"] for n in json.loads(members["summary.json"])] == gpu_nodes
+    assert not [m for m, text in members.items() if UNREDACTED_PEM.search(text)]
+    # Check mode: the same table, no archive.
+    dry = os.path.join(reports, "dry.tar.gz")
+    assert "archive: not written (check mode)" in diagnose(cluster, reports, dry, extra_args=["--check"])
+    assert not os.path.exists(dry) and cluster.audit.writes_since(mark) == []
+
+    # Levers: one node's DCGM exporter loses its host engine, another node's kubelet stops.
+    crashed, stopped = gpu_nodes[0], gpu_nodes[-1]
+    control.exporter_down(cluster.api, crashed)
+    control.break_node(cluster.api, stopped)
+    try:
+
+        def named():
+            try:
+                out = diagnose(cluster, reports, archive, expect_rc=2)
+            except AssertionError:
+                return None  # not yet a problem on any node
+            text = "\n".join(out)
+            ok = "dcgm_remote_hostengine_unreachable" in text and "node_not_ready_kubelet_stopped" in text
+            return out if ok else None
+
+        lines = control.wait_for(named, 90, interval=1, what="diagnose names both levers")
+    finally:
+        control.exporter_up(cluster.api, crashed)
+        control.repair_node(cluster.api, stopped)
+    block = "\n".join(lines)
+    broken = sorted({crashed, stopped})  # one node when the cluster has one GPU node
+    assert "{0} with a problem".format(len(broken)) in block, lines
+    # Each cause under its own node (the text from a node's header to the next one's).
+    starts = sorted((block.index(node + " [problem]"), node) for node in broken)
+    sections = dict(
+        (node, block[at : (starts[i + 1][0] if i + 1 < len(starts) else len(block))])
+        for i, (at, node) in enumerate(starts)
+    )
+    assert "dcgm_remote_hostengine_unreachable" in sections[crashed], block
+    assert "node_not_ready_kubelet_stopped" in sections[stopped], block
+    assert any(line.startswith("{0} GPU node(s) with a problem: ".format(len(broken))) for line in lines), lines
+    control.wait_for(lambda: control.node_is_ready(cluster.api, stopped), 60, what=stopped + " Ready again")
+
+
+def check_a_failure_drops_the_ledgers_records(cluster, reports):
+    """Something no ledger record shows breaks - a quota someone else put in the validation namespace (not ours, so
+    not read) - and the nodes are re-validated (gpu_validation_force): the run, whose states the ledger all skips,
+    fails in gpu_validation and drops the records; the next run runs every state, saying why, writes nothing but
+    the ledger, and records again."""
+    core = client.CoreV1Api(cluster.api)
+    namespace, ledger = "nvidia-gpu-driver", ("gpuops-state-ledger", "kube-system")
+    core.create_namespaced_resource_quota(namespace, {"metadata": {"name": "freeze"}, "spec": {"hard": {"pods": "0"}}})
+    try:
+        failed = run_site(
+            cluster, extra_vars={"gpuops_reports_dir": reports, "gpu_validation_force": "true"}, expect_rc=2
+        )
+    finally:
+        core.delete_namespaced_resource_quota("freeze", namespace)
+    lines = state_lines(failed)
+    assert "ledger: skipped, unchanged since their last good run: " + ", ".join(STATES[1:-1]) in lines, lines
+    said = [line for line in lines if line.startswith("gpu_validation failed (")]
+    assert said and said[-1].endswith("The ledger dropped its records: the next run runs every state."), lines
+    data = core.read_namespaced_config_map(*ledger).data
+    assert list(data) == ["last-failure"], data
+    assert json.loads(data["last-failure"])["state"] == "gpu_validation"
+
+    mark = cluster.audit.mark()
+    rerun = run_site(cluster, extra_vars={"gpuops_reports_dir": reports})
+    lines = state_lines(rerun)
+    runs = [line for line in lines if line.startswith("ledger: runs ")]
+    assert runs[0].startswith("ledger: runs gpu_machineset: its record was dropped because the run of "), lines
+    assert "failed in gpu_validation" in runs[0] and len(runs) == len(STATES) - 2, runs
+    writes = [(w["verb"], w["resource"], w["name"]) for w in cluster.audit.writes_since(mark)]
+    assert [w for w in writes if w[1:] != ("configmaps", ledger[0])] == [] and writes, writes
+    assert "last-failure" not in core.read_namespaced_config_map(*ledger).data
+
+
 def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tmp_path):
     cluster = fresh_cluster
     reports = str(tmp_path)
@@ -216,7 +327,9 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
         assert "ledger: skipped, unchanged since their last good run: " + ", ".join(STATES[1:6]) in lines, lines
         again = apps.read_namespaced_daemon_set(plugin.metadata.name, plugin.metadata.namespace)
         assert again.metadata.uid != plugin.metadata.uid
+        check_a_failure_drops_the_ledgers_records(cluster, reports)
         assert_rerun_writes_nothing(cluster, extra_vars={"gpuops_reports_dir": reports})
+        check_diagnose(cluster, reports)
     finally:
         run_site(cluster, playbook="teardown.yml")
     # Teardown returns the cluster to what it was before site.yml.

@@ -52,6 +52,21 @@ SIGNATURES = (
         'source': 'https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1027',
     },
     {
+        'id': 'open_modules_gpu_without_gsp',
+        'where': 'kernel_log',
+        'pattern': 'installed in this system is not supported by open',
+        'example': 'NVRM: installed in this system is not supported by open',
+        'cause': (
+            'The open kernel modules were loaded on a GPU without a GPU System Processor (before Turing, e.g. '
+            'Volta V100 or Pascal), which only the proprietary modules drive.'
+        ),
+        'fix': (
+            'Use the proprietary kernel modules on these nodes (driver_kernel_module_type: proprietary, '
+            'driver.kernelModuleType=proprietary with the GPU Operator), or a driver branch that picks them for this GPU.'
+        ),
+        'source': 'https://github.com/NVIDIA/open-gpu-kernel-modules/issues/696',
+    },
+    {
         'id': 'gsp_firmware_missing',
         'where': 'kernel_log',
         'pattern': 'Direct firmware load for nvidia/\\S*gsp\\S*\\.bin failed',
@@ -290,6 +305,21 @@ SIGNATURES = (
             'mirror); otherwise move the node to a supported kernel or use a precompiled driver image.'
         ),
         'source': 'https://github.com/NVIDIA/gpu-operator/issues/85',
+    },
+    {
+        'id': 'driver_modules_not_built_for_kernel',
+        'where': 'driver_log',
+        'pattern': 'modprobe: FATAL: Module nvidia\\w* not found in directory /lib/modules/\\S+',
+        'example': 'modprobe: FATAL: Module nvidia_uvm not found in directory /lib/modules/4.4.0-83-generic',
+        'cause': (
+            'No NVIDIA kernel module exists for the kernel the node runs: the driver was built for another kernel '
+            '(typically the node was upgraded or rebooted into a new kernel) or its build never ran.'
+        ),
+        'fix': (
+            'Build or pick the driver for the node\'s kernel: re-run site.yml (the driver state makes one image and '
+            'DaemonSet per kernel of the GPU nodes), or set a precompiled image for that kernel.'
+        ),
+        'source': 'https://github.com/NVIDIA/nvidia-docker/issues/481',
     },
     {
         'id': 'nouveau_in_use',
@@ -570,7 +600,8 @@ SIGNATURES = (
     {
         'id': 'nvml_library_not_found',
         'where': 'device_plugin_log',
-        'pattern': 'Failed to initialize NVML: could not load NVML library',
+        # go-nvml's error text since the plugin moved to it: ERROR_LIBRARY_NOT_FOUND (NVIDIA/k8s-device-plugin#1805).
+        'pattern': 'Failed to initialize NVML: (could not load NVML library|ERROR_LIBRARY_NOT_FOUND)',
         'example': '2019/09/30 12:34:07 Failed to initialize NVML: could not load NVML library.',
         'cause': (
             'The device plugin cannot find libnvidia-ml, because the driver is not installed or the container is '
@@ -940,6 +971,26 @@ SIGNATURES = (
         'cause': 'No driver image is published for this driver version with the OS suffix the operator appended (here a new RHCOS 4.x release).',
         'fix': 'Pick a driver version that has an image for this OpenShift/RHCOS release (check NGC tags) or mirror/build one with the expected tag.',
         'source': 'https://github.com/NVIDIA/gpu-operator/issues/245',
+    },
+    {
+        'id': 'image_manifest_unknown',
+        'where': 'event',
+        'pattern': 'Failed to pull image "(?![^"]*/driver:[^"]*-(?:rhcos|scos)\\d)[^"]+":.*manifest unknown',
+        'example': (
+            'Failed to pull image "registry.svc.ci.openshift.org/origin/4.3-2019-10-29-062458@sha256:'
+            '8184092486c345c2b757f366f146218a115e5d7a92b481cb76257358653ec852": rpc error: code = Unknown desc = '
+            'Error reading manifest sha256:8184092486c345c2b757f366f146218a115e5d7a92b481cb76257358653ec852 in '
+            'registry.svc.ci.openshift.org/origin/4.3-2019-10-29-062458: manifest unknown: manifest unknown'
+        ),
+        'cause': (
+            'The registry has no image of that tag or digest: never pushed (a driver build that did not finish or '
+            'failed), pruned, or a mirror that lacks it.'
+        ),
+        'fix': (
+            'Make the image exist where the pod pulls it: for a driver image the collection builds, re-run site.yml '
+            '--tags driver (it builds the missing image) and read the Build status; for a mirror, mirror the tag.'
+        ),
+        'source': 'https://github.com/raffaelespazzoli/credscontroller/issues/10',
     },
     {
         'id': 'driver_image_tag_not_found',

@@ -125,6 +125,8 @@ class NodeAgent(Controller):
         # node -> (uid of the driver pod that loaded the modules, boot id): what a new driver pod must unload
         self.loaded = {}
         self.gfd_stamp = {}
+        # (pod uid, reason, message) of the kubelet events already recorded: one per failure, not per pass.
+        self.events_sent = set()
         self.nodes.add_handler(self.enqueue_obj)
         self.pods.add_handler(self._on_pod)
         self.configmaps.add_handler(self._on_configmap)
@@ -446,6 +448,7 @@ class NodeAgent(Controller):
             elif run is not None and not run.ok:
                 self._driver_fails(node, pod, container, clock, age, now, wake, version, kernel, run)
             elif verdict.pull_error:
+                self.kubelet_event(pod, "Failed", gpustack.pull_failure(container.get("image", "")))
                 self.apply(
                     node, pod, self.all_states(pod, podsim.waiting("ImagePullBackOff", verdict.pull_error)), clock=clock
                 )
@@ -579,6 +582,16 @@ class NodeAgent(Controller):
             why="no NVIDIA container toolkit runs on the node", runtime=runtime.runtime_version(node)[0] or "containerd"
         )
 
+    def kubelet_event(self, pod, reason, message):
+        """The Warning event the kubelet records for a pod it cannot start (pkg/kubelet/kuberuntime:
+        FailedCreatePodSandBox "Failed to create pod sandbox: <err>"; Failed "Error: <err>" for a container that
+        cannot be created; Failed "Failed to pull image ..." for a pull), once per pod and message."""
+        key = (meta(pod).get("uid"), reason, message)
+        if key in self.events_sent:
+            return
+        self.events_sent.add(key)
+        self.client.event(dict(pod, kind="Pod", apiVersion="v1"), reason, message, "Warning", "kubelet")
+
     def _blocked(self, node, pod, clock, block):
         """A pod the runtime cannot start: sandbox (ContainerCreating) or container creation errors."""
         clock.started = time.time()
@@ -587,6 +600,10 @@ class NodeAgent(Controller):
         else:
             state = podsim.waiting("CreateContainerError", block.message)
         before = [((c.get("state") or {}).get("waiting") or {}).get("message") for c in podsim.container_statuses(pod)]
+        if block.kind == "sandbox":
+            self.kubelet_event(pod, "FailedCreatePodSandBox", block.message)
+        else:
+            self.kubelet_event(pod, "Failed", "Error: " + block.message)
         self.apply(node, pod, self.all_states(pod, state), clock=clock)
         if block.message not in before:
             self.log.info("pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node), block.message[:160])

@@ -186,6 +186,17 @@ class DriverVerdict(object):
         self.pull_error = pull_error
 
 
+def pull_failure(image):
+    """The kubelet's event for an image whose tag the registry does not have, as CRI-O words it on OpenShift
+    ("reading manifest <tag> in <repository>: manifest unknown"; e.g. hpe-storage/csi-driver#494)."""
+    name = image.rsplit("@", 1)[0]
+    repo, tag = name.rsplit(":", 1) if ":" in name.rsplit("/", 1)[-1] else (name, "latest")
+    return (
+        'Failed to pull image "%s": rpc error: code = Unknown desc = initializing source docker://%s: reading manifest '
+        "%s in %s: manifest unknown" % (image, image, tag, repo)
+    )
+
+
 def judge_driver(container, node_kernel, os_release, registry_lookup=None):
     """Decide from the image/env what kernel a driver container was built for.
 

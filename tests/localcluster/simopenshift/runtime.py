@@ -182,6 +182,28 @@ NVML_MISSING_LOG = (
 )
 
 
+# What each operand logs when libnvidia-ml.so.1 is not in its container (no nvidia runtime, no driver root):
+# GPU feature discovery (NVIDIA/gpu-feature-discovery#25) and dcgm-exporter (DCGM's NVML load, level ERROR).
+GFD_NVML_MISSING_LOG = (
+    "gpu-feature-discovery: 2022/08/30 02:07:24 Start running\n"
+    "gpu-feature-discovery: 2022/08/30 02:07:24 Exiting\n"
+    "gpu-feature-discovery: 2022/08/30 02:07:24 Error: error creating NVML labeler: failed to initialize NVML: "
+    "unexpected failure calling nvml.Init: error opening libnvidia-ml.so.1: libnvidia-ml.so.1: cannot open shared "
+    "object file: No such file or directory\n"
+)
+DCGM_NVML_MISSING_LOG = (
+    'time=2026-09-19T20:06:59.540Z level=INFO msg="Starting dcgm-exporter"\n'
+    'time=2026-09-19T20:06:59.547Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"\n'
+)
+
+
+def nvml_missing_log(component):
+    """The operand's own log when it finds no NVML (the device plugin's is NVML_MISSING_LOG)."""
+    return {"gpu-feature-discovery": GFD_NVML_MISSING_LOG, "dcgm-exporter": DCGM_NVML_MISSING_LOG}.get(
+        component, NVML_MISSING_LOG
+    )
+
+
 def host_mounts(pod, container):
     """{mount path in the container: host path} of the container's hostPath volumes."""
     volumes = dict(
@@ -220,7 +242,7 @@ def operand_block(pod, state, handlers, component):
         return None
     if component == "nvidia-device-plugin" and has_driver_root(pod, container):
         return None
-    return Block("crash", "NVML not found", NVML_MISSING_LOG)
+    return Block("crash", "NVML not found", nvml_missing_log(component))
 
 
 def plugin_strategy(plugin_pod):

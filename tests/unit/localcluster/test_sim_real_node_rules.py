@@ -176,14 +176,19 @@ def test_cdi_default_kind():
 
 def test_operands_without_the_nvidia_runtime_find_no_nvml():
     state = runtime.from_toolkit(node("cri-o://1.29.5"), toolkit_env())
-    for make, component in (
-        (manifests.gpu_feature_discovery, "gpu-feature-discovery"),
-        (manifests.dcgm_exporter, "dcgm-exporter"),
+    # each in its own words (GFD: NVIDIA/gpu-feature-discovery#25; dcgm-exporter: DCGM's NVML load)
+    for make, component, words in (
+        (
+            manifests.gpu_feature_discovery,
+            "gpu-feature-discovery",
+            "error creating NVML labeler: failed to initialize NVML",
+        ),
+        (manifests.dcgm_exporter, "dcgm-exporter", "Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"),
     ):
         pod = spec(make("ns"))
         del pod["spec"]["runtimeClassName"]
         block = runtime.operand_block(pod, state, HANDLERS, component)
-        assert block.kind == "crash" and "Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND" in block.log
+        assert block.kind == "crash" and words in block.log
     plugin = spec(manifests.device_plugin("ns"))
     del plugin["spec"]["runtimeClassName"]
     # the plugin alone also looks for NVML under /driver-root (k8s-device-plugin main.go)

@@ -1,0 +1,351 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""What is wrong with each GPU node, and the likely cause (pure; collect.py reads the cluster).
+
+Per GPU node: the symptoms (node conditions, operand pods that are missing or not ready, GPUs not
+allocatable, failed validation checks) and the evidence (condition messages, container states, the pods' logs
+and previous logs, the events of the node, its pods and the DaemonSets that lack a pod on it), matched against
+the failure signatures (signatures.py). A node with symptoms and no matching line says "no known signature"
+and shows the evidence it saw.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import pod_state
+
+# The collection's owner label of a DaemonSet -> the ``where`` of its pods' logs (match.WHERE). The driver's log
+# also carries the kernel's messages (dmesg lines the driver script prints on a failed load).
+LOG_SOURCES = {
+    "driver": ("driver_log", "kernel_log"),
+    "container_toolkit": ("toolkit_log",),
+    "device_plugin": ("device_plugin_log",),
+    "gpu_feature_discovery": ("gfd_log",),
+    "monitoring": ("dcgm_log",),
+    "nfd": ("gfd_log",),
+}
+# A DaemonSet not made by the collection (NFD's, the GPU Operator's, one in ``namespaces``): its component from its
+# name, first match wins; a DaemonSet of no known component has its logs matched against every signature.
+NAME_COMPONENTS = (
+    ("toolkit", "container_toolkit"),
+    ("device-plugin", "device_plugin"),
+    ("feature-discovery", "gpu_feature_discovery"),
+    ("gfd", "gpu_feature_discovery"),
+    ("dcgm", "monitoring"),
+    ("nfd", "nfd"),
+    ("driver", "driver"),
+)
+PRESSURE_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
+NO_SIGNATURE = "no known signature"
+# How collect.py records a log it could not read (kept in the archive, not taken as evidence).
+LOG_NOT_AVAILABLE = "[log not available"
+EVIDENCE_LINES = 6
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# Secrets that can reach a log, an event or an object the archive keeps: PEM blocks (entitlement certificates),
+# bearer tokens and JWTs (service-account tokens), registry auths and password-like values.
+_REDACTIONS = (
+    (
+        re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----.*?-----END \1-----", re.DOTALL),
+        r"-----BEGIN \1----- <redacted> -----END \1-----",
+    ),
+    # A block cut short (a log tail, a clipped message): the base64 lines right after its BEGIN line.
+    (re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(?:\r?\n[A-Za-z0-9+/=]{4,})+"), r"-----BEGIN \1----- <redacted>"),
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]+=*"), r"\1<redacted>"),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "<redacted>"),
+    (
+        re.compile(
+            r'(?i)("(?:auth|password|passwd|token|secret|api[_-]?key|identitytoken|\.dockerconfigjson)"\s*:\s*")[^"]*(")'
+        ),
+        r"\1<redacted>\2",
+    ),
+    (
+        re.compile(r"(?i)\b(password|passwd|token|secret|api[_-]?key)(\s*[=:]\s*)(?!<redacted>)[^\s,;\"']+"),
+        r"\1\2<redacted>",
+    ),
+)
+_SECRET_NAME = re.compile(r"(?i)(pass|token|secret|key|auth|cred|cert)")
+
+
+def redact(text):
+    """``text`` with every secret this module knows the shape of replaced by ``<redacted>``."""
+    if not text:
+        return text
+    for pattern, replacement in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_object(obj):
+    """A copy of an API object with literal env values of secret-like names and every string redacted."""
+    if isinstance(obj, dict):
+        out = {}
+        for key, value in obj.items():
+            if key == "env" and isinstance(value, list):
+                value = [
+                    (
+                        dict(e, value="<redacted>")
+                        if isinstance(e, dict) and "value" in e and _SECRET_NAME.search(e.get("name") or "")
+                        else e
+                    )
+                    for e in value
+                ]
+            out[key] = redact_object(value)
+        return out
+    if isinstance(obj, list):
+        return [redact_object(v) for v in obj]
+    if isinstance(obj, str):
+        return redact(obj)
+    return obj
+
+
+def component_of(ds, owner=None):
+    """The operand a DaemonSet runs: the collection's owner label when it is one of LOG_SOURCES, else from its name."""
+    if owner in LOG_SOURCES:
+        return owner
+    name = (_meta(ds, "name") or "").lower()
+    for part, component in NAME_COMPONENTS:
+        if part in name:
+            return component
+    return "other"
+
+
+def _meta(obj, key):
+    return (obj.get("metadata") or {}).get(key)
+
+
+def _tolerates(tolerations, taint):
+    """Whether one of ``tolerations`` tolerates ``taint`` (the scheduler's rule, as the DaemonSet controller applies it)."""
+    for tol in tolerations or []:
+        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
+            continue
+        if not tol.get("key") and tol.get("operator") == "Exists":
+            return True
+        if tol.get("key") != taint.get("key"):
+            continue
+        if tol.get("operator") == "Exists" or (tol.get("value") or "") == (taint.get("value") or ""):
+            return True
+    return False
+
+
+def daemonset_wants(ds, node):
+    """(wanted, why not): whether the DaemonSet should run a pod on the node (its nodeSelector and the node's
+    NoSchedule/NoExecute taints; affinity is left to the controller)."""
+    spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    labels = _meta(node, "labels") or {}
+    selector = spec.get("nodeSelector") or {}
+    if any(labels.get(k) != v for k, v in selector.items()):
+        return False, None
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(spec.get("tolerations"), taint):
+            return False, "taint {0}={1}:{2} is not tolerated".format(
+                taint.get("key"), taint.get("value") or "", taint.get("effect")
+            )
+    return True, None
+
+
+def _container_messages(pod):
+    """(text, where) of the containers' waiting and last-terminated messages."""
+    out = []
+    status = pod.get("status") or {}
+    for cstatus in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        for part in ((cstatus.get("state") or {}), (cstatus.get("lastState") or {})):
+            for detail in part.values():
+                if isinstance(detail, dict) and detail.get("message"):
+                    out.append(detail["message"])
+    return out
+
+
+def _events_about(events, kind, name, namespace=None):
+    return [
+        e
+        for e in events
+        if (e.get("involvedObject") or {}).get("kind") == kind
+        and (e.get("involvedObject") or {}).get("name") == name
+        and (namespace is None or (e.get("involvedObject") or {}).get("namespace") == namespace)
+    ]
+
+
+def _event_line(event):
+    return "{0} {1}: {2}".format(event.get("type") or "", event.get("reason") or "", event.get("message") or "").strip()
+
+
+class _Seen(object):
+    """What one node shows: symptoms (what is wrong), evidence (texts to match, with their source) and context
+    (the lines to show when nothing matches)."""
+
+    def __init__(self):
+        self.symptoms, self.evidence, self.context = [], [], []
+
+    def warnings(self, events, label=None, show=True):
+        for event in events:
+            if event.get("type") == "Warning":
+                self.evidence.append({"text": event.get("message") or "", "where": "event"})
+                if show:
+                    self.context.append((label + ": " if label else "") + _event_line(event))
+
+
+def _node_state(seen, node, events):
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        ctype, status, message = cond.get("type"), cond.get("status"), cond.get("message") or cond.get("reason") or ""
+        if (ctype == "Ready" and status != "True") or (ctype in PRESSURE_CONDITIONS and status == "True"):
+            seen.symptoms.append("node {0}: {1}".format("NotReady" if ctype == "Ready" else ctype, message))
+            seen.evidence.append({"text": message, "where": "node_condition"})
+    seen.warnings(_events_about(events, "Node", _meta(node, "name")))
+
+
+def _pod_state(seen, component, pod, logs, events):
+    ready, words = pod_state(pod)
+    pod_name, pod_ns = _meta(pod, "name"), _meta(pod, "namespace")
+    sources = LOG_SOURCES.get(component, (None,))
+    if not ready:
+        seen.symptoms.append("{0} pod {1}: {2}".format(component, pod_name, words))
+        for message in _container_messages(pod):
+            seen.evidence.append({"text": message, "where": "pod_status"})
+            # A terminated container's message is the tail of its log.
+            seen.evidence.extend({"text": message, "where": w} for w in sources)
+    seen.warnings(_events_about(events, "Pod", pod_name, pod_ns), pod_name, show=not ready)
+    for (ns, pname, container, previous), text in sorted(logs.items()):
+        if (ns, pname) != (pod_ns, pod_name) or not text or text.startswith(LOG_NOT_AVAILABLE):
+            continue
+        seen.evidence.extend({"text": text, "where": w} for w in sources)
+        if not ready:
+            tail = [line for line in text.splitlines() if line.strip()][-3:]
+            label = "{0}/{1}{2}".format(pname, container, " (previous)" if previous else "")
+            seen.context.extend("{0}: {1}".format(label, line) for line in tail)
+
+
+def node_findings(node, daemonsets, pods, logs, events, validation=None):
+    """One GPU node's row: symptoms, findings (matched signatures) and, when nothing matched, the evidence.
+
+    ``daemonsets``: [(component, DaemonSet)]; ``pods``: [(component, pod)] of those DaemonSets; ``logs``:
+    {(namespace, pod, container, previous): text}; ``events``: Event objects; ``validation``: the node's entry in
+    the last gpu-validation.json, if any.
+    """
+    name = _meta(node, "name")
+    seen = _Seen()
+    _node_state(seen, node, events)
+    mine = [(c, p) for c, p in pods if (p.get("spec") or {}).get("nodeName") == name]
+    for component, ds in daemonsets:
+        ds_ns, ds_name = _meta(ds, "namespace"), _meta(ds, "name")
+        owned = [p for c, p in mine if _owner(p) == (ds_ns, ds_name)]
+        wanted, why_not = daemonset_wants(ds, node)
+        if owned:
+            for pod in owned:
+                _pod_state(seen, component, pod, logs, events)
+        elif why_not:
+            seen.symptoms.append("no {0} pod ({1}): {2}".format(component, ds_name, why_not))
+        elif wanted:
+            seen.symptoms.append("no {0} pod ({1})".format(component, ds_name))
+            seen.warnings(_events_about(events, "DaemonSet", ds_name, ds_ns), "DaemonSet " + ds_name)
+
+    alloc = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE)
+    plugin_ready = any(pod_state(p)[0] for c, p in mine if c == "device_plugin")
+    if plugin_ready and str(alloc or "0") in ("0", ""):
+        seen.symptoms.append("no allocatable GPUs ({0}: {1})".format(GPU_RESOURCE, alloc or "absent"))
+
+    for failure in (validation or {}).get("failures") or []:
+        seen.symptoms.append("validation: " + failure)
+        seen.evidence.append({"text": failure, "where": "validator_log"})
+        seen.context.append("validation: " + failure)
+    symptoms, evidence, context = seen.symptoms, seen.evidence, seen.context
+
+    findings = match_lines(evidence)
+    row = {
+        "node": name,
+        "status": "problem" if symptoms else ("warning" if findings else "ok"),
+        "symptoms": [redact(s) for s in symptoms],
+        "findings": [dict(f, evidence=redact(f["evidence"])) for f in findings],
+        "evidence": [],
+    }
+    if symptoms and not findings:
+        row["evidence"] = [redact(line) for line in (context or symptoms)[-EVIDENCE_LINES:]]
+    return row
+
+
+def _owner(pod):
+    for ref in _meta(pod, "ownerReferences") or []:
+        if ref.get("kind") == "DaemonSet":
+            return _meta(pod, "namespace"), ref.get("name")
+    return None
+
+
+def validation_nodes(report):
+    """{node: entry} of a gpu-validation.json report (``gpu_validate``), or {}."""
+    if not isinstance(report, dict) or not isinstance(report.get("nodes"), list):
+        return {}
+    return dict((n.get("node"), n) for n in report["nodes"] if isinstance(n, dict) and n.get("node"))
+
+
+def diagnose(nodes, daemonsets, pods, logs, events, report=None):
+    """Rows (``node_findings``) for every GPU node, problems first, then by name."""
+    validation = validation_nodes(report)
+    rows = [node_findings(n, daemonsets, pods, logs, events, validation.get(_meta(n, "name"))) for n in nodes]
+    order = {"problem": 0, "warning": 1, "ok": 2}
+    return sorted(rows, key=lambda r: (order[r["status"]], r["node"]))
+
+
+def _clip(text, width):
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def table(rows, width=60):
+    """The rows as text lines: per node what is wrong, the likely cause, the fix (one line each)."""
+    lines = []
+    counts = dict((s, sum(1 for r in rows if r["status"] == s)) for s in ("problem", "warning", "ok"))
+    lines.append(
+        "GPU nodes: {0} ({1} with a problem, {2} with a warning, {3} ok)".format(
+            len(rows), counts["problem"], counts["warning"], counts["ok"]
+        )
+    )
+    for row in rows:
+        if row["status"] == "ok":
+            continue
+        lines.append("{0} [{1}]".format(row["node"], row["status"]))
+        for symptom in row["symptoms"][:4]:
+            lines.append("  what:     " + _clip(symptom, width * 2))
+        if len(row["symptoms"]) > 4:
+            lines.append("  what:     ... and {0} more".format(len(row["symptoms"]) - 4))
+        for finding in row["findings"]:
+            lines.append("  cause:    {0} ({1})".format(_clip(finding["cause"], width * 2), finding["signature"]))
+            lines.append("  fix:      " + _clip(finding["fix"], width * 2))
+            lines.append("  evidence: " + _clip(finding["evidence"], width * 2))
+            lines.append("  source:   " + finding["source"])
+        if row["symptoms"] and not row["findings"]:
+            lines.append("  cause:    " + NO_SIGNATURE + "; the evidence:")
+            lines.extend("  evidence: " + _clip(line, width * 2) for line in row["evidence"])
+    ok = [r["node"] for r in rows if r["status"] == "ok"]
+    if ok:
+        lines.append("ok: " + _clip(", ".join(ok), width * 2))
+    return lines
+
+
+def markdown(rows):
+    """The rows as a Markdown table (the archive's summary.md)."""
+
+    def cell(text):
+        return " ".join((text or "").split()).replace("|", "\\|")
+
+    out = [
+        "| node | status | what is wrong | likely cause | fix | signature |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        what = "<br>".join(cell(s) for s in row["symptoms"]) or "-"
+        if row["findings"]:
+            for f in row["findings"]:
+                out.append(
+                    "| {0} | {1} | {2} | {3} | {4} | [{5}]({6}) |".format(
+                        row["node"], row["status"], what, cell(f["cause"]), cell(f["fix"]), f["signature"], f["source"]
+                    )
+                )
+        else:
+            cause = (NO_SIGNATURE + ": " + "<br>".join(cell(e) for e in row["evidence"])) if row["symptoms"] else "-"
+            out.append("| {0} | {1} | {2} | {3} | - | - |".format(row["node"], row["status"], what, cause))
+    return "\n".join(out) + "\n"
