@@ -12,6 +12,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils import validators
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.burnin import seconds as burnin_seconds
 
 REPORT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 DRIVER_VERSION_RE = re.compile(r"^[0-9]{3,4}(\.[0-9]{1,3}){0,2}$")
@@ -46,6 +47,25 @@ def _text(value):
     return "" if value is None else str(value)
 
 
+def _burnin_time(values, checks):
+    """The burn-in must fit in gpu_validation_timeout (level and duration themselves are input rules)."""
+    try:
+        level = int(values.get("gpu_validation_burnin_level"))
+        duration = int(values.get("gpu_validation_burnin_duration"))
+        timeout = int(values.get("gpu_validation_timeout"))
+    except (TypeError, ValueError):
+        return []  # the input rules name a value that is not a number
+    if not (isinstance(checks, list) and "burnin" in checks) or not 1 <= level <= 4:
+        return []
+    need = burnin_seconds(level, duration) + 60
+    if timeout >= need:
+        return []
+    return [
+        "gpu_validation: gpu_validation_timeout {0} is too short for a level {1} burn-in with "
+        "gpu_validation_burnin_duration {2}: give at least {3}.".format(timeout, level, duration, need)
+    ]
+
+
 def gpu_validation_problems(values, all_checks):
     """One message per gpu_validation input that no input rule covers; ``values`` holds the role variables."""
     out = []
@@ -73,11 +93,12 @@ def gpu_validation_problems(values, all_checks):
             "gpu_validation: gpu_validation_report_name must be a file base name (letters, digits, '.', '_', '-', no "
             "'/'), got {0}.".format(_shown(report_name))
         )
-    for name in ("gpu_validation_vectoradd_image", "gpu_validation_nvidia_smi_image"):
+    for name in ("gpu_validation_vectoradd_image", "gpu_validation_nvidia_smi_image", "gpu_validation_burnin_image"):
         if not _image(values.get(name)):
             out.append(
                 "gpu_validation: {0} must be an image reference, got {1}.".format(name, _shown(values.get(name)))
             )
+    out.extend(_burnin_time(values, checks))
     version = _text(values.get("gpu_validation_driver_version"))
     if version and not DRIVER_VERSION_RE.match(version):
         out.append(

@@ -43,8 +43,15 @@ description:
     without it (an exporter run with C(--no-hostname)) are credited to no node, and the check fails telling
     to use O(metrics_via=pod). When the API server cannot reach the
     exporter the check is reported C(unreachable) with the proxy's error; it never passes unread.
+  - C(burnin) - a burn-in. A pod requesting every C(nvidia.com/gpu) of the node runs DCGM's diagnostics,
+    C(dcgmi diag -r <burnin_level> -j) (O(burnin_image); dcgmi starts an embedded host engine), with each stress
+    test's duration O(burnin_duration) from level 3 on. The verdict is read per GPU from DCGM's JSON (3.x and 4.x
+    shapes), also when dcgmi exits 226 or 205 with a failed test; a failed GPU is named with the test and DCGM's
+    message, the per-GPU results are in the result and the JSON report (C(gpus)), and a GPU on which every test
+    was skipped is not a pass. Not run (C(skipped), with the reason) on nodes whose GPUs are MIG-partitioned or
+    shared, which DCGM cannot test whole. Not in the default checks; O(wait_timeout) must leave the level its time.
   - The workload pods request one unit of the resource the node advertises - C(nvidia.com/gpu), else
-    C(nvidia.com/gpu.shared), else a MIG device C(nvidia.com/mig-<profile>).
+    C(nvidia.com/gpu.shared), else a MIG device C(nvidia.com/mig-<profile>) (the burn-in, every C(nvidia.com/gpu)).
   - A check that cannot run because an earlier one already failed (node C(NotReady) or cordoned, no
     allocatable GPU) is reported C(skipped) with the reason (a JUnit C(skipped) test case), not as a second
     failure.
@@ -73,7 +80,7 @@ options:
     description: The checks to run.
     type: list
     elements: str
-    choices: [allocatable, driver, vectoradd, nvidia_smi, metrics]
+    choices: [allocatable, driver, vectoradd, nvidia_smi, metrics, burnin]
     default: [allocatable, driver, vectoradd]
   node_names:
     description:
@@ -116,6 +123,24 @@ options:
     description: Image of the nvidia_smi check (runs C(nvidia-smi)).
     type: str
     default: nvcr.io/nvidia/cuda:12.5.0-base-ubi8
+  burnin_image:
+    description: Image of the burnin check, one with C(dcgmi) (DCGM's, as the GPU Operator v26.7.0 deploys it).
+    type: str
+    default: nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04
+  burnin_level:
+    description:
+      - DCGM's diagnostic level of the burnin check - V(1) seconds (deployment checks), V(2) about two minutes
+        (adds PCIe and memory), V(3) about 15 minutes (adds the diagnostic, targeted stress and power tests and
+        memory bandwidth), V(4) an hour or more (adds memtest and pulse test).
+    type: int
+    choices: [1, 2, 3, 4]
+    default: 2
+  burnin_duration:
+    description:
+      - Seconds each of DCGM's stress tests runs at O(burnin_level) 3 and 4 (C(-p diagnostic.test_duration=...;
+        targeted_stress.test_duration=...; targeted_power.test_duration=...)); 10 to 86400.
+    type: int
+    default: 60
   tolerations:
     description:
       - Tolerations of the validation pods (default tolerates the C(nvidia.com/gpu) NoSchedule taint).
@@ -290,6 +315,14 @@ EXAMPLES = r"""
     report_json: "{{ playbook_dir }}/reports/gpu-validate.json"
     report_junit: "{{ playbook_dir }}/reports/gpu-validate.xml"
     report_markdown: "{{ playbook_dir }}/reports/gpu-validate.md"
+
+- name: Burn in new GPU nodes with DCGM's level 3 diagnostics, 2 minutes per stress test
+  gpuops.cluster.gpu_validate:
+    checks: [allocatable, driver, burnin]
+    burnin_level: 3
+    burnin_duration: 120
+    wait_timeout: 1800
+    report_json: "{{ playbook_dir }}/reports/burn-in.json"
 
 - name: Validate the training nodes, tainted nodetype=gpu, without failing the play
   gpuops.cluster.gpu_validate:

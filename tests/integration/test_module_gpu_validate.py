@@ -149,6 +149,40 @@ def test_healthy_nodes_pass_and_nothing_is_left(cluster, stack, ansible_task, tm
     assert "GPU validation: PASSED (3/3 nodes passed)" in open(paths["report_markdown"]).read()
 
 
+def test_a_burn_in_reports_each_gpu_and_names_the_one_that_fails(cluster, stack, ansible_task, tmp_path):
+    """DCGM's diagnostics on every GPU of each node: per-GPU results in the result and the JSON report; a GPU whose
+    memory test fails (the simulator's lever; dcgmi exits 205 with its JSON) is named with DCGM's message."""
+    report = str(tmp_path / "burn-in.json")
+    args = base_args(stack, checks=["burnin"], burnin_level=2, wait_timeout=300, report_json=report)
+    result = ansible_task(MODULE, args)
+    assert not result.get("failed"), result.get("msg")
+    for node in result["nodes"]:
+        burn = node["checks"]["burnin"]
+        assert burn["status"] == "pass", burn
+        assert burn["message"] == "burn-in: dcgmi diag -r 2 (DCGM 4.6.0): 1 GPU(s) passed software, pcie, memory"
+        assert burn["gpus"] == [{"gpu": "0", "result": "pass", "passed": ["memory", "pcie", "software"], "failed": []}]
+    with open(report) as f:
+        assert all(n["checks"]["burnin"]["gpus"][0]["result"] == "pass" for n in json.load(f)["nodes"])
+
+    bad = sorted(stack.healthy)[0]
+    control.dcgm_gpu_fails(cluster.api, bad, 0)
+    try:
+        result = ansible_task(MODULE, dict(args, fail_on_error=False))
+    finally:
+        control.dcgm_gpu_heals(cluster.api, bad)
+    assert result["passed"] is False
+    verdicts = dict((n["node"], n["checks"]["burnin"]) for n in result["nodes"])
+    assert verdicts[bad]["status"] == "fail" and verdicts[bad]["gpus"][0]["result"] == "fail"
+    assert "GPU 0 failed memory: A memory mismatch was detected on GPU 0" in verdicts[bad]["message"]
+    assert all(v["status"] == "pass" for n, v in verdicts.items() if n != bad)
+    assert validation_pods(stack) == []
+    # Not enough time for the level asked: refused before any pod, naming wait_timeout.
+    mark = cluster.audit.mark()
+    refused = ansible_task(MODULE, dict(args, burnin_level=3, burnin_duration=120))
+    assert refused.get("failed") and refused["msg"].startswith("wait_timeout: 300s is too short for a level 3 burn-in")
+    assert cluster.audit.writes_since(mark) == []
+
+
 def test_check_mode_writes_nothing(cluster, stack, ansible_task):
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, base_args(stack, checks=["allocatable", "driver", "vectoradd"]), check=True)

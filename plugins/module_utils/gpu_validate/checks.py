@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import burnin
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import FAIL, GPU_RESOURCE, PASS
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
     component_state,
@@ -155,13 +156,21 @@ def judge_output(check, text, driver_version=None):
     return True, detail
 
 
-def check_workload(check, pod, log, timed_out=False, timeout=None, driver_version=None):
-    """Judge one validation pod: Succeeded with the expected output."""
-    label = "vectoradd" if check == "vectoradd" else "nvidia-smi"
+def check_burnin(text, level):
+    """The burn-in's verdict from dcgmi's JSON (also when it exited non-zero: 205/226 come with the full output)."""
+    ok, message, gpus = burnin.judge(text, level)
+    return {"status": PASS if ok else FAIL, "message": "burn-in: " + message, "gpus": gpus}
+
+
+def check_workload(check, pod, log, timed_out=False, timeout=None, driver_version=None, burnin_level=None):
+    """Judge one validation pod: Succeeded with the expected output (the burn-in: finished with DCGM's JSON)."""
+    label = {"vectoradd": "vectoradd", "nvidia_smi": "nvidia-smi", "burnin": "burn-in"}[check]
     if pod is None:
         return {"status": FAIL, "message": "{0} pod disappeared before it finished".format(label)}
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     text = pod_log_text(pod, log)
+    if check == "burnin" and (phase == "Succeeded" or (phase == "Failed" and "{" in text)):
+        return check_burnin(text, burnin_level or 2)
     if phase == "Succeeded":
         ok, detail = judge_output(check, text, driver_version)
         if ok:

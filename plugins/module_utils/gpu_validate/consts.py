@@ -7,8 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-CHECKS = ("allocatable", "driver", "vectoradd", "nvidia_smi", "metrics")
-WORKLOAD_CHECKS = ("vectoradd", "nvidia_smi")
+CHECKS = ("allocatable", "driver", "vectoradd", "nvidia_smi", "metrics", "burnin")
+WORKLOAD_CHECKS = ("vectoradd", "nvidia_smi", "burnin")
 DEFAULT_CHECKS = ["allocatable", "driver", "vectoradd"]
 NODE_CHECK = "node_ready"
 PASS, FAIL, SKIP, UNREACHABLE = "pass", "fail", "skipped", "unreachable"

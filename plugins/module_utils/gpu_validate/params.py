@@ -24,6 +24,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
     wait_spec,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.burnin import seconds as burnin_seconds
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
     CHECKS,
     DEFAULT_CHECKS,
@@ -63,6 +64,10 @@ TOLERATION_SPEC = dict(
 )
 
 
+# DCGM 4.6.0, the host engine image of the GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml, dcgm:).
+BURNIN_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
+
+
 def argument_spec():
     return module_spec(
         wait_spec(timeout_aliases=["timeout"], sleep_aliases=["poll_interval"]),
@@ -76,6 +81,9 @@ def argument_spec():
         driver_version=dict(type="str"),
         vectoradd_image=dict(type="str", default="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8"),
         nvidia_smi_image=dict(type="str", default="nvcr.io/nvidia/cuda:12.5.0-base-ubi8"),
+        burnin_image=dict(type="str", default=BURNIN_IMAGE),
+        burnin_level=dict(type="int", default=2, choices=[1, 2, 3, 4]),
+        burnin_duration=dict(type="int", default=60),
         tolerations=dict(
             type="list",
             elements="dict",
@@ -198,8 +206,9 @@ def _numbers(params, cfg):
 
 
 def _pod_options(params, cfg):
-    for key in ("vectoradd_image", "nvidia_smi_image"):
-        cfg[key] = check_image(to_text(params.get(key) or ""), key)
+    defaults = {"burnin_image": BURNIN_IMAGE}
+    for key in ("vectoradd_image", "nvidia_smi_image", "burnin_image"):
+        cfg[key] = check_image(to_text(params.get(key) or defaults.get(key, "")), key)
     cfg["tolerations"] = tolerations_of(params.get("tolerations"))
     cfg["pin"] = params.get("pin") or "affinity"
     for key in ("priority_class_name", "runtime_class_name", "service_account"):
@@ -220,6 +229,27 @@ def _metrics(params, cfg):
     cfg["metrics_service"] = check_dns_label(service, "metrics_service", "service name") if service else None
 
 
+def _burnin(params, cfg):
+    """The burn-in's level and stress duration, and a wait long enough for them (before any pod is made)."""
+    cfg["burnin_level"] = params.get("burnin_level") or 2
+    cfg["burnin_duration"] = 60 if params.get("burnin_duration") is None else params["burnin_duration"]
+    if not 10 <= cfg["burnin_duration"] <= 86400:
+        raise GpuopsError(
+            "must be between 10 and 86400 seconds (each of DCGM's stress tests runs this long at level 3 and 4)",
+            param="burnin_duration",
+        )
+    if "burnin" not in cfg["checks"]:
+        return
+    need = burnin_seconds(cfg["burnin_level"], cfg["burnin_duration"])
+    if cfg["wait_timeout"] < need + 60:
+        raise GpuopsError(
+            "{0}s is too short for a level {1} burn-in (about {2}s with burnin_duration {3}): give at least {4}".format(
+                cfg["wait_timeout"], cfg["burnin_level"], need, cfg["burnin_duration"], need + 60
+            ),
+            param="wait_timeout",
+        )
+
+
 def validate_params(params):
     """Check every parameter before anything is read or written; return the config."""
     cfg = {"checks": _checks(params)}
@@ -231,6 +261,7 @@ def validate_params(params):
     _numbers(params, cfg)
     _pod_options(params, cfg)
     _wait(params, cfg)
+    _burnin(params, cfg)
     cfg["fail_on_error"] = params.get("fail_on_error", True)
     cfg["settle_timeout"] = params.get("settle_timeout") or 0
     if cfg["settle_timeout"] < 0:

@@ -15,6 +15,7 @@ import string
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.burnin import command as burnin_command
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import (
     APP_NAME,
     CHECK_LABEL,
@@ -164,14 +165,19 @@ def run_id(rand=None):
 
 def pod_name(check, node_name, run):
     digest = hashlib.sha256(to_text(node_name).encode("utf-8")).hexdigest()[:10]
-    return "gpuops-{0}-{1}-{2}".format("vectoradd" if check == "vectoradd" else "nvidia-smi", digest, run)
+    return "gpuops-{0}-{1}-{2}".format(CONTAINER_NAMES[check], digest, run)
 
 
-def _container(check, cfg, resource):
+# Each workload check's container: its name and the image option it runs.
+CONTAINER_NAMES = {"vectoradd": "vectoradd", "nvidia_smi": "nvidia-smi", "burnin": "dcgm-diag"}
+IMAGE_OPTIONS = {"vectoradd": "vectoradd_image", "nvidia_smi": "nvidia_smi_image", "burnin": "burnin_image"}
+
+
+def _container(check, cfg, resource, count=1):
     container = {
-        "name": "vectoradd" if check == "vectoradd" else "nvidia-smi",
-        "image": cfg["vectoradd_image"] if check == "vectoradd" else cfg["nvidia_smi_image"],
-        "resources": {"limits": {resource: 1}, "requests": {resource: 1}},
+        "name": CONTAINER_NAMES[check],
+        "image": cfg[IMAGE_OPTIONS[check]],
+        "resources": {"limits": {resource: count}, "requests": {resource: count}},
         "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
         # No readOnlyRootFilesystem: the CDI createContainer hooks (nvidia-cdi-hook update-ldcache) write
         # /etc/ld.so.cache into the container's root filesystem (kserve/kserve#5711); the GPU Operator's
@@ -185,6 +191,8 @@ def _container(check, cfg, resource):
     }
     if check == "nvidia_smi":
         container["command"] = ["nvidia-smi"]
+    if check == "burnin":
+        container["command"] = burnin_command(cfg["burnin_level"], cfg["burnin_duration"])
     return container
 
 
@@ -203,7 +211,7 @@ def _pin(spec, node_name, pin):
     }
 
 
-def render_pod(check, node_name, cfg, run, resource=GPU_RESOURCE):
+def render_pod(check, node_name, cfg, run, resource=GPU_RESOURCE, count=1):
     """One validation pod: pinned to the node, one GPU, restricted security context.
 
     Pinning with a required node affinity on metadata.name (``pin: affinity``,
@@ -212,11 +220,12 @@ def render_pod(check, node_name, cfg, run, resource=GPU_RESOURCE):
     scheduler's reason instead of running it anyway; ``pin: nodeName`` bypasses
     the scheduler (kubelet admission still checks the resource). ``resource``
     is what the node advertises: ``nvidia.com/gpu``, ``nvidia.com/gpu.shared``
-    (time-slicing, renamed) or a MIG device ``nvidia.com/mig-<profile>``.
+    (time-slicing, renamed) or a MIG device ``nvidia.com/mig-<profile>``; ``count`` of it (the burn-in takes every
+    GPU of the node).
     """
     spec = {
         "restartPolicy": "Never",
-        "containers": [_container(check, cfg, resource)],
+        "containers": [_container(check, cfg, resource, count)],
         "tolerations": copy.deepcopy(cfg["tolerations"]),
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
         "automountServiceAccountToken": False,

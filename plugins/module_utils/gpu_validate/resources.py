@@ -153,6 +153,25 @@ def physical_gpus(node, override=None):
     return None
 
 
+def burnin_request(node):
+    """(resource, count) a burn-in pod requests - every whole GPU of the node - or (None, why it cannot run there).
+
+    DCGM's diagnostics need whole GPUs: a MIG geometry "prevents access to the entire GPU" (dcgmi's own refusal,
+    NVIDIA/DCGM#70), and a time-sliced or MPS-shared GPU's replicas are one device.
+    """
+    if mig_strategy(node) != "none" or mig_profiles(node):
+        return None, "the node's GPUs are MIG-partitioned (DCGM diagnostics need whole GPUs)"
+    labels = node_labels(node)
+    if labels.get(GFD_SHARING) not in (None, "", "none") or (to_int(labels.get(GFD_REPLICAS), 1) or 1) > 1:
+        return None, "the node's GPUs are shared ({0}); a burn-in needs them whole".format(
+            labels.get(GFD_SHARING) or "replicas " + labels.get(GFD_REPLICAS)
+        )
+    count = allocatable(node, GPU_RESOURCE)
+    if count < 1:
+        return None, "the node advertises no {0}".format(GPU_RESOURCE)
+    return GPU_RESOURCE, count
+
+
 def workload_resource(node):
     """The resource a validation pod requests on this node: a full GPU, a shared one, else a MIG device."""
     for resource in [GPU_RESOURCE, SHARED_RESOURCE] + sorted(mig_profiles(node)):

@@ -68,6 +68,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.report
     write_reports,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resources import (
+    burnin_request,
     physical_gpus,
     workload_resource,
 )
@@ -301,7 +302,14 @@ def plan_workloads(cfg, nodes, results, check_mode, plan=None):
             if verdict:
                 results[name][check] = {"status": verdict[0], "message": "{0} {1}".format(check, verdict[1])}
                 continue
-            body = render_pod(check, name, cfg, cfg["run"], workload_resource(node))
+            if check == "burnin":
+                resource, count = burnin_request(node)
+                if resource is None:
+                    results[name][check] = {"status": SKIP, "message": "burn-in not run: " + count}
+                    continue
+                body = render_pod(check, name, cfg, cfg["run"], resource, count)
+            else:
+                body = render_pod(check, name, cfg, cfg["run"], workload_resource(node))
             bodies.append(body)
             owner[body["metadata"]["name"]] = (name, check)
     return bodies, owner
@@ -318,6 +326,7 @@ def judge_pods(cfg, pods_run, owner, results, timed_out):
             timed_out and pod_name not in pods_run.finished,
             cfg["wait_timeout"],
             cfg["driver_version"],
+            cfg.get("burnin_level"),
         )
         res["pod"] = pod_name
         res["duration"] = pods_run.finished.get(pod_name)

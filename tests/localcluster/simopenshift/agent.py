@@ -35,8 +35,10 @@ pod status and the log, reproducing the GPU Operator / SRO state machine:
    the node Ready. Node annotation ``sim.gpuops.io/dcgm-exporter: down`` makes
    it crash-loop (not Ready, nothing listening).
 6. **validation and GPU workloads**: run-to-completion pods (restartPolicy
-   Never/OnFailure) Succeed with the vectorAdd "Test PASSED" text or an
-   nvidia-smi table when the stack is ready, and Fail (or crash-loop, for
+   Never/OnFailure) Succeed with the vectorAdd "Test PASSED" text, an
+   nvidia-smi table or DCGM's diagnostics JSON (``dcgmi diag -r N -j``; node
+   annotation ``sim.gpuops.io/dcgm-diag-fail: <gpu>`` fails that GPU's memory
+   test, exit 205) when the stack is ready, and Fail (or crash-loop, for
    OnFailure) with the CUDA/nvidia-smi error otherwise; long-running GPU pods
    run or crash-loop likewise.
 
@@ -77,6 +79,8 @@ from simopenshift.kube import (
 DRIVER, TOOLKIT, PLUGIN, GFD, DCGM, VALIDATION = catalog.COMPONENTS
 # Test lever: the node's dcgm-exporter crashes (DCGM host engine unreachable) while this annotation says "down".
 ANN_EXPORTER = catalog.SIM_PREFIX + "dcgm-exporter"
+# Test lever: the GPU of this index fails DCGM's memory test (dcgmi diag) while the annotation is set.
+ANN_DCGM_DIAG_FAIL = catalog.SIM_PREFIX + "dcgm-diag-fail"
 EXPORTER_CRASH_LOG = (
     'time="{0}" level=info msg="Starting dcgm-exporter"\n'
     'time="{0}" level=fatal msg="Error connecting to nv-hostengine: Host engine connection invalid/disconnected"\n'
@@ -815,6 +819,27 @@ class NodeAgent(Controller):
             # NFD): nfd-master writes them, under the same managedFields entry as NFD's own labels.
             self.client.patch(NODES, name_of(node), {"metadata": {"labels": patch}}, field_manager=nfd.FIELD_MANAGER)
 
+    def _workload_output(self, node, pod, kind, hw, visible, driver_version):
+        """(log, exit status) of a GPU workload the stack serves: nvidia-smi's table, vectorAdd's text, or DCGM's
+        diagnostics (the GPU the node's lever annotation names failing its memory test)."""
+        if kind == "nvidia-smi":
+            cuda = catalog.cuda_version(driver_version)
+            return (
+                gpustack.nvidia_smi(hw.gpu_product or "Tesla-T4", visible, hw.gpu_memory_mib, driver_version, cuda),
+                0,
+            )
+        if kind == "vectoradd":
+            return gpustack.VECTOR_ADD_OK, 0
+        if kind == "dcgm-diag":
+            failing = annotations_of(node).get(ANN_DCGM_DIAG_FAIL)
+            return gpustack.dcgm_diag(
+                visible,
+                gpustack.dcgm_command_level(pod),
+                int(failing) if failing and failing.isdigit() else None,
+                driver_version,
+            )
+        return "", 0
+
     def _workload(self, node, pod, hw, gpu_count, readiness, driver_version, boot, now, wake, plugin_rt):
         driver_ready, stack_ready, plugin_ready = readiness
         plugin_pod, rt = plugin_rt
@@ -837,16 +862,11 @@ class NodeAgent(Controller):
             wake.append(self.timing(0.5) - age)
             return
         visible = min(requested or gpu_count, gpu_count) if gpu_count else 0
+        diag_exit = 0
         if ok:
-            cuda = catalog.cuda_version(driver_version)
-            if kind == "nvidia-smi":
-                log = gpustack.nvidia_smi(
-                    hw.gpu_product or "Tesla-T4", visible, hw.gpu_memory_mib, driver_version, cuda
-                )
-            elif kind == "vectoradd":
-                log = gpustack.VECTOR_ADD_OK
-            else:
-                log = ""
+            log, diag_exit = self._workload_output(node, pod, kind, hw, visible, driver_version)
+        elif kind == "dcgm-diag":
+            log = gpustack.DCGM_NO_ENGINE
         elif not gpu_count:
             log = (
                 gpustack.vector_add_failure("no CUDA-capable device is detected")
@@ -880,7 +900,7 @@ class NodeAgent(Controller):
                 )
                 wake.append(self.timing(1.5) - age)
                 return
-            exit_code = 0 if ok else 1
+            exit_code = (diag_exit if kind == "dcgm-diag" else 0) if ok else 1
             state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
             self.apply(node, pod, self.all_states(pod, state), log, clock)
             self.log.info(

@@ -126,6 +126,17 @@ def exporter_up(api, node_name):
     Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.SIM_PREFIX + "dcgm-exporter": None}}})
 
 
+def dcgm_gpu_fails(api, node_name, gpu=0):
+    """DCGM's diagnostics find a memory mismatch on GPU ``gpu`` of the node (until dcgm_gpu_heals)."""
+    Client(api).patch(
+        NODES, node_name, {"metadata": {"annotations": {catalog.SIM_PREFIX + "dcgm-diag-fail": str(gpu)}}}
+    )
+
+
+def dcgm_gpu_heals(api, node_name):
+    Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.SIM_PREFIX + "dcgm-diag-fail": None}}})
+
+
 def wait_for(predicate, timeout=60, interval=0.25, what="condition"):
     """Poll ``predicate()`` until it returns a truthy value; returns that value."""
     deadline = time.time() + timeout

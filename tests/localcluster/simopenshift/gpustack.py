@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import re
 import time
 
@@ -386,6 +387,8 @@ def workload_kind(pod):
         " ".join([c.get("image", "")] + (c.get("command") or []) + (c.get("args") or []))
         for c in (pod.get("spec") or {}).get("containers") or []
     ).lower()
+    if "dcgmi diag" in text:
+        return "dcgm-diag"
     if "nvidia-smi" in text:
         return "nvidia-smi"
     if "vectoradd" in text or "vector-add" in text or "vector_add" in text or "cuda-sample" in text:
@@ -736,3 +739,99 @@ def driver_run(pod, container, contents, node_kernel, family, entitled):
             module_type=module_type,
         )
     return DriverRun(True, module_type=module_type)
+
+
+# DCGM diagnostics (``dcgmi diag -r <level> -j``) as DCGM 4.x prints them: the tests each level runs (NVIDIA/DCGM
+# dcgmi/Diag.cpp, nvvs plugin names), the JSON of HelperJsonBuildOutput written by jsoncpp's toStyledString (tab
+# indent, sorted keys, " : "), and dcgmi's exit status (the negative dcgmReturn_t: 226 a failed test, 205 one that
+# asks to isolate the GPU; NVIDIA/DCGM#158).
+DCGM_VERSION = "4.6.0"
+DCGM_LEVEL_TESTS = (
+    ("Deployment", "software", 1),
+    ("Integration", "pcie", 2),
+    ("Hardware", "memory", 2),
+    ("Hardware", "diagnostic", 3),
+    ("Stress", "targeted_stress", 3),
+    ("Stress", "targeted_power", 3),
+    ("Stress", "memory_bandwidth", 3),
+    ("Hardware", "memtest", 4),
+    ("Stress", "pulse_test", 4),
+)
+# dcgmlib/src/dcgm_errors.h: DCGM_FR_MEMORY_MISMATCH (58), category HARDWARE_MEMORY (10), severity ISOLATE (2).
+DCGM_MEMORY_MISMATCH = (
+    "A memory mismatch was detected on GPU %d, but no error was reported by CUDA or NVML. Run a field diagnostic on "
+    "the GPU."
+)
+DCGM_NO_ENGINE = "Error: Unable to start an embedded host engine. Libraries not found.\n"
+
+
+def _styled(value, indent=""):
+    """jsoncpp's toStyledString: objects and arrays of objects open on the next line, keys sorted, tab indent."""
+    inner = indent + "\t"
+    if isinstance(value, dict):
+        parts = []
+        for key in sorted(value):
+            item = value[key]
+            head = "%s%s : " % (inner, json.dumps(key))
+            if isinstance(item, (dict, list)) and item and not _flat(item):
+                parts.append(head + "\n" + inner + _styled(item, inner))
+            else:
+                parts.append(head + _styled(item, inner))
+        return "{\n" + ",\n".join(parts) + "\n" + indent + "}"
+    if isinstance(value, list):
+        if _flat(value):
+            return "[ " + ", ".join(json.dumps(v) for v in value) + " ]" if value else "[]"
+        return "[\n" + ",\n".join(inner + _styled(v, inner) for v in value) + "\n" + indent + "]"
+    return json.dumps(value)
+
+
+def _flat(value):
+    return isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value)
+
+
+def dcgm_command_level(pod):
+    """The ``-r`` level of a dcgmi diag container's command."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        words = (container.get("command") or []) + (container.get("args") or [])
+        for i, word in enumerate(words[:-1]):
+            if word in ("-r", "--run") and words[i + 1].isdigit():
+                return int(words[i + 1])
+    return 1
+
+
+def dcgm_diag(count, level, failing=None, driver="595.91.07"):
+    """(output, exit status) of ``dcgmi diag -r <level> -j`` on ``count`` GPUs; ``failing``: the index of a GPU whose
+    memory test finds a mismatch (a sim lever)."""
+    categories, isolate = {}, False
+    for category, test, since in DCGM_LEVEL_TESTS:
+        if level < since:
+            continue
+        results, failed = [], False
+        for gpu in range(count):
+            result = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": gpu, "status": "Pass"}
+            if test == "memory" and failing is not None and gpu == failing:
+                result["status"] = "Fail"
+                result["warnings"] = [
+                    {"error_category": 10, "error_id": 58, "error_severity": 2, "warning": DCGM_MEMORY_MISMATCH % gpu}
+                ]
+                failed = isolate = True
+            results.append(result)
+        categories.setdefault(category, []).append(
+            {"name": test, "results": results, "test_summary": {"status": "Fail" if failed else "Pass"}}
+        )
+    doc = {
+        "DCGM Diagnostic": {
+            "test_categories": [{"category": c, "tests": t} for c, t in categories.items()],
+        },
+        "entity_groups": [
+            {
+                "entities": [
+                    {"device_id": "20b5", "entity_id": gpu, "serial_num": "13240%08d" % gpu} for gpu in range(count)
+                ],
+                "entity_group": "GPU",
+                "entity_group_id": 1,
+            }
+        ],
+        "metadata": {"Driver Version Detected": driver, "version": DCGM_VERSION},
+    }
+    return _styled(doc) + "\n", (205 if isolate else 0)

@@ -12,7 +12,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validation impo
     gpu_validation_problems,
 )
 
-CHECKS = ["allocatable", "driver", "vectoradd", "nvidia_smi", "metrics"]
+CHECKS = ["allocatable", "driver", "vectoradd", "nvidia_smi", "metrics", "burnin"]
 GOOD = {
     "gpu_validation_checks": ["allocatable", "vectoradd"],
     "gpu_validation_driver_selector": "",
@@ -22,6 +22,10 @@ GOOD = {
     "gpu_validation_report_name": "gpu-validation",
     "gpu_validation_vectoradd_image": "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubi8",
     "gpu_validation_nvidia_smi_image": "nvcr.io/nvidia/cuda:12.5.0-base-ubi8",
+    "gpu_validation_burnin_image": "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04",
+    "gpu_validation_burnin_level": 2,
+    "gpu_validation_burnin_duration": 60,
+    "gpu_validation_timeout": 300,
     "gpu_validation_driver_version": "",
     "gpu_validation_run_as_user": "auto",
     "gpu_validation_namespace": "nvidia-gpu-driver",
@@ -52,11 +56,25 @@ def test_good_inputs_have_no_problem():
         ("gpu_validation_driver_version", "latest", "gpu_validation: gpu_validation_driver_version must be empty or"),
         ("gpu_validation_run_as_user", 0, "gpu_validation: gpu_validation_run_as_user must be auto or a non-root UID"),
         ("gpu_validation_run_as_user", True, "gpu_validation: gpu_validation_run_as_user must be auto"),
+        ("gpu_validation_burnin_image", "dcgm latest", "gpu_validation: gpu_validation_burnin_image must be"),
     ],
 )
 def test_each_bad_input_is_named(name, value, expected):
     (msg,) = gpu_validation_problems(dict(GOOD, **{name: value}), CHECKS)
     assert msg.startswith(expected), msg
+
+
+def test_a_burn_in_must_fit_in_the_timeout():
+    burn = dict(GOOD, gpu_validation_checks=["allocatable", "burnin"])
+    assert gpu_validation_problems(burn, CHECKS) == []  # level 2: about 180 s, and a minute to spare
+    (msg,) = gpu_validation_problems(dict(burn, gpu_validation_burnin_level=3), CHECKS)
+    assert msg == (
+        "gpu_validation: gpu_validation_timeout 300 is too short for a level 3 burn-in with "
+        "gpu_validation_burnin_duration 60: give at least 1140."
+    )
+    assert gpu_validation_problems(dict(burn, gpu_validation_burnin_level=3, gpu_validation_timeout=1140), CHECKS) == []
+    # Without the burnin check the level does not matter.
+    assert gpu_validation_problems(dict(GOOD, gpu_validation_burnin_level=4), CHECKS) == []
 
 
 def test_the_cluster_needs_gpu_nodes_and_the_namespace():
