@@ -317,8 +317,6 @@ def check_params(params):
     """(mode, [(name, inputs)], namespace, name, gpu_label, force), checked."""
     mode = params.get("mode")
     states = params.get("states") or []
-    if mode != "invalidate" and not states:
-        raise GpuopsError("must name the states to {0}.".format(mode), param="states")
     out = []
     for position, state in enumerate(states):
         if not isinstance(state, dict) or not state.get("name") or not isinstance(state.get("name"), str):

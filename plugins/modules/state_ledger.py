@@ -51,7 +51,7 @@ options:
     description:
       - The states in run order, each a dictionary with C(name) and C(inputs) (a non-empty digest of what the
         state is given, its variables and the collection version).
-      - Required with O(mode=check) and O(mode=record).
+      - Not needed with O(mode=invalidate). An empty list checks nothing (a run of C(preflight) alone).
     type: list
     elements: dict
     default: []
@@ -160,7 +160,9 @@ def argument_spec():
 
 
 def main():
-    module = new_module(argument_spec(), supports_check_mode=True)
+    module = new_module(
+        argument_spec(), supports_check_mode=True, required_if=[("mode", "invalidate", ["failed_state"])]
+    )
     run_module(module, run)
 
 

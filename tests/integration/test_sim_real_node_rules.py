@@ -13,8 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import sys
+import tarfile
 import uuid
 
 import pytest
@@ -33,6 +35,10 @@ def drop_env(ds, name):
     container = ds["spec"]["template"]["spec"]["containers"][0]
     container["env"] = [e for e in container["env"] if e["name"] != name]
     return ds
+
+
+# A secret in an operand's env (the exporter scenario's): it must not reach gpu_diagnose's result or archive.
+SECRET = "hunter2-not-for-archives"
 
 
 def with_env(ds, **env):
@@ -64,7 +70,7 @@ SCENARIOS = [
      "nvidia-driver", "not supported by open nvidia.ko", "open_modules_gpu_without_gsp"),
     ("exporter-without-nvidia-runtime", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel), manifests.toolkit(ns, node_selector=sel),
-                      no_runtime_class(manifests.dcgm_exporter(ns, node_selector=sel))],
+                      with_env(no_runtime_class(manifests.dcgm_exporter(ns, node_selector=sel)), REGISTRY_PASSWORD=SECRET)],
      "dcgm-exporter", "Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND", "dcgm_nvml_library_not_found"),
     ("gfd-without-nvidia-runtime", "Tesla-T4",
      lambda ns, sel: [manifests.driver(ns, node_selector=sel), manifests.toolkit(ns, node_selector=sel),
@@ -92,7 +98,7 @@ def kube(cluster):
 
 
 @pytest.mark.parametrize("case", SCENARIOS, ids=[c[0] for c in SCENARIOS])
-def test_the_node_refuses_and_the_collection_names_node_and_cause(kube, ansible_task, case):
+def test_the_node_refuses_and_the_collection_names_node_and_cause(kube, ansible_task, case, tmp_path):
     name, product, daemonsets, component, expected, signature = case
     tag = uuid.uuid4().hex[:6]
     ns = "rule-" + tag
@@ -127,15 +133,21 @@ def test_the_node_refuses_and_the_collection_names_node_and_cause(kube, ansible_
         # it knows none, and shows what it saw.
         def diagnosis():
             out = ansible_task(
-                "gpuops.cluster.gpu_diagnose", {"namespaces": [ns], "log_lines": 40, "gpu_label": "rule-gpu-" + tag}
+                "gpuops.cluster.gpu_diagnose",
+                {"namespaces": [ns], "log_lines": 40, "gpu_label": "rule-gpu-" + tag, "archive": archive},
             )
             assert not out.get("failed"), out
+            assert SECRET not in json.dumps(out)
             (row,) = out["nodes"]
             assert row["node"] == node
             names = [f["signature"] for f in row["findings"]]
             return row if row["status"] == "problem" and (signature in names if signature else not names) else None
 
+        archive = str(tmp_path / "case.tar.gz")
         row = wait_for(diagnosis, 30, what="%s: gpu_diagnose names %s on %s" % (name, signature, node))
+        with tarfile.open(archive) as tar:
+            text = "".join(tar.extractfile(m).read().decode() for m in tar.getmembers())
+        assert SECRET not in text and ("REGISTRY_PASSWORD" in text) == (name == "exporter-without-nvidia-runtime")
         if signature is None:
             assert any(expected in line for line in row["evidence"]), row
     finally:

@@ -264,7 +264,20 @@ def check_a_failure_drops_the_ledgers_records(cluster, reports):
     assert "failed in gpu_validation" in runs[0] and len(runs) == len(STATES) - 2, runs
     writes = [(w["verb"], w["resource"], w["name"]) for w in cluster.audit.writes_since(mark)]
     assert [w for w in writes if w[1:] != ("configmaps", ledger[0])] == [] and writes, writes
-    assert "last-failure" not in core.read_namespaced_config_map(*ledger).data
+    recorded = core.read_namespaced_config_map(*ledger).data
+    assert "last-failure" not in recorded
+
+    # A refusal in a state's preflight (a bad driver input) keeps the records and writes nothing at all.
+    mark = cluster.audit.mark()
+    refused = run_site(
+        cluster, extra_vars={"gpuops_reports_dir": reports, "driver_namespace": "Not_A_Namespace"}, expect_rc=2
+    )
+    lines = state_lines(refused)
+    said = [line for line in lines if line.startswith("driver failed (")]
+    assert said and said[-1].endswith(
+        "The ledger kept its records: the run stopped before the state wrote anything."
+    ), lines
+    assert cluster.audit.writes_since(mark) == [] and core.read_namespaced_config_map(*ledger).data == recorded
 
 
 def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tmp_path):

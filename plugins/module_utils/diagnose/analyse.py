@@ -32,12 +32,13 @@ LOG_SOURCES = {
 # A DaemonSet not made by the collection (NFD's, the GPU Operator's, one in ``namespaces``): its component from its
 # name, first match wins; a DaemonSet of no known component has its logs matched against every signature.
 NAME_COMPONENTS = (
+    ("node-feature-discovery", "nfd"),
+    ("nfd", "nfd"),
     ("toolkit", "container_toolkit"),
     ("device-plugin", "device_plugin"),
     ("feature-discovery", "gpu_feature_discovery"),
     ("gfd", "gpu_feature_discovery"),
     ("dcgm", "monitoring"),
-    ("nfd", "nfd"),
     ("driver", "driver"),
 )
 PRESSURE_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
@@ -47,29 +48,46 @@ LOG_NOT_AVAILABLE = "[log not available"
 EVIDENCE_LINES = 6
 GPU_RESOURCE = "nvidia.com/gpu"
 
-# Secrets that can reach a log, an event or an object the archive keeps: PEM blocks (entitlement certificates),
-# bearer tokens and JWTs (service-account tokens), registry auths and password-like values.
+# Secrets that can reach a log, an event or an object the archive keeps: PEM blocks (entitlement certificates; also
+# cut short, or inside a JSON log line with escaped newlines), bearer and basic credentials, JWTs (service-account
+# tokens), URL user info (proxy settings), registry auths and secret-like names' values, quoted or not, in
+# key=value, key: value and JSON (escaped or not) forms.
+_SECRET_WORDS = r"(?:password|passwd|token|secret|api[_-]?key|credentials?|private[_-]?key)"
 _REDACTIONS = (
     (
         re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----.*?-----END \1-----", re.DOTALL),
         r"-----BEGIN \1----- <redacted> -----END \1-----",
     ),
-    # A block cut short (a log tail, a clipped message): the base64 lines right after its BEGIN line.
-    (re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(?:\r?\n[A-Za-z0-9+/=]{4,})+"), r"-----BEGIN \1----- <redacted>"),
+    (
+        re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{4,})+"),
+        r"-----BEGIN \1----- <redacted>",
+    ),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]+=*"), r"\1<redacted>"),
+    (re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/]{8,}=*"), r"\1<redacted>"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "<redacted>"),
+    (re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@"), r"\1<redacted>@"),
     (
         re.compile(
-            r'(?i)("(?:auth|password|passwd|token|secret|api[_-]?key|identitytoken|\.dockerconfigjson)"\s*:\s*")[^"]*(")'
+            r'(?i)(\\?"(?:auth|identitytoken|\.dockerconfigjson|[a-z0-9_.-]*' + _SECRET_WORDS + r'[a-z0-9_.-]*)\\?"'
+            r'\s*:\s*\\?")[^"\\]*'
         ),
-        r"\1<redacted>\2",
+        r"\1<redacted>",
     ),
     (
-        re.compile(r"(?i)\b(password|passwd|token|secret|api[_-]?key)(\s*[=:]\s*)(?!<redacted>)[^\s,;\"']+"),
-        r"\1\2<redacted>",
+        re.compile(
+            r"(?i)((?<![A-Za-z0-9])[A-Za-z0-9_.-]*" + _SECRET_WORDS + r"[A-Za-z0-9_.-]*)(\s*[=:]\s*)(['\"]?)"
+            r"(?!<redacted>)[^\s,;&'\"]+"
+        ),
+        r"\1\2\3<redacted>",
     ),
 )
+# Env variables whose literal value is a secret; object fields whose string value is one; command-line flags whose
+# next argument is one.
 _SECRET_NAME = re.compile(r"(?i)(pass|token|secret|key|auth|cred|cert)")
+_SECRET_KEY = re.compile(r"(?i)^" + _SECRET_WORDS + r"$|(token|secret|password)$")
+_SECRET_FLAG = re.compile(r"(?i)^--?[a-z0-9-]*" + _SECRET_WORDS + r"$")
+# kubectl's copy of the whole object, env values included, as one string.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def redact(text):
@@ -81,24 +99,40 @@ def redact(text):
     return text
 
 
+def _redact_env(value):
+    return [
+        (
+            dict(e, value="<redacted>")
+            if isinstance(e, dict) and "value" in e and _SECRET_NAME.search(e.get("name") or "")
+            else e
+        )
+        for e in value
+    ]
+
+
+def _redact_list(value):
+    out, hide = [], False
+    for item in value:
+        out.append("<redacted>" if hide and isinstance(item, str) else redact_object(item))
+        hide = isinstance(item, str) and bool(_SECRET_FLAG.match(item))
+    return out
+
+
 def redact_object(obj):
-    """A copy of an API object with literal env values of secret-like names and every string redacted."""
+    """A copy of an API object with every string redacted, and the values of secret-like env variables, fields
+    (``secret``, ``password``, ``...Token``) and command-line flags, and kubectl's last-applied copy, replaced."""
     if isinstance(obj, dict):
         out = {}
         for key, value in obj.items():
             if key == "env" and isinstance(value, list):
-                value = [
-                    (
-                        dict(e, value="<redacted>")
-                        if isinstance(e, dict) and "value" in e and _SECRET_NAME.search(e.get("name") or "")
-                        else e
-                    )
-                    for e in value
-                ]
+                value = _redact_env(value)
+            if isinstance(value, str) and (key == LAST_APPLIED or _SECRET_KEY.search(str(key))):
+                out[key] = "<redacted>"
+                continue
             out[key] = redact_object(value)
         return out
     if isinstance(obj, list):
-        return [redact_object(v) for v in obj]
+        return _redact_list(obj)
     if isinstance(obj, str):
         return redact(obj)
     return obj
@@ -133,6 +167,18 @@ def _tolerates(tolerations, taint):
     return False
 
 
+# Taints every DaemonSet pod tolerates: the DaemonSet controller adds these tolerations itself
+# (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
+DAEMONSET_TOLERATED = (
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/unschedulable",
+)
+
+
 def daemonset_wants(ds, node):
     """(wanted, why not): whether the DaemonSet should run a pod on the node (its nodeSelector and the node's
     NoSchedule/NoExecute taints; affinity is left to the controller)."""
@@ -142,6 +188,8 @@ def daemonset_wants(ds, node):
     if any(labels.get(k) != v for k, v in selector.items()):
         return False, None
     for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("key") in DAEMONSET_TOLERATED:
+            continue
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(spec.get("tolerations"), taint):
             return False, "taint {0}={1}:{2} is not tolerated".format(
                 taint.get("key"), taint.get("value") or "", taint.get("effect")

@@ -213,13 +213,16 @@ def write_archive(path, members, now=None):
     top = os.path.basename(path).split(".tar")[0]
     stamp = now or time.time()
     tmp = path + ".tmp"
-    with tarfile.open(tmp, "w:gz") as tar:
-        for name in sorted(members):
-            data = to_bytes(members[name])
-            info = tarfile.TarInfo("{0}/{1}".format(top, name))
-            info.size, info.mtime, info.mode = len(data), int(stamp), 0o600
-            tar.addfile(info, io.BytesIO(data))
-    os.chmod(tmp, 0o600)  # what the pods logged is the cluster's business
+    if os.path.exists(tmp):
+        os.unlink(tmp)
+    # Made 0600 from its first byte: what the pods logged is the cluster's business.
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as raw:
+        with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+            for name in sorted(members):
+                data = to_bytes(members[name])
+                info = tarfile.TarInfo("{0}/{1}".format(top, name))
+                info.size, info.mtime, info.mode = len(data), int(stamp), 0o600
+                tar.addfile(info, io.BytesIO(data))
     os.rename(tmp, path)
     return path
 

@@ -46,10 +46,23 @@ def command(level, duration=None):
 
 
 def _json_of(text):
-    start = (text or "").find("{")
+    """The first JSON object in ``text`` with a diagnostic key; the log may hold other lines before or after it
+    (stderr's ``Error: ...`` when dcgmi exits non-zero, anything a wrapper prints)."""
+    text = text or ""
+    decoder, start, first = json.JSONDecoder(), text.find("{"), None
     if start < 0:
         raise ValueError("no JSON in the output")
-    return json.loads(text[start:])
+    while start >= 0:
+        try:
+            doc, dummy = decoder.raw_decode(text, start)
+        except ValueError as exc:
+            first = first or exc
+        else:
+            if isinstance(doc, dict) and any(k in doc for k in TOP_KEYS):
+                return doc
+            first = first or ValueError("no {0} key in the JSON".format(" or ".join(repr(k) for k in TOP_KEYS)))
+        start = text.find("{", start + 1)
+    raise first
 
 
 def _warnings(result):
@@ -75,10 +88,7 @@ def parse(text):
     """{'version', 'error', 'tests': [names], 'gpus': {gpu: {'failed': [{test, category, why}], 'passed': [tests],
     'skipped': [tests]}}} from ``dcgmi diag -j`` output; ValueError when it is not that output."""
     doc = _json_of(text)
-    top_key = next((k for k in TOP_KEYS if k in doc), None)
-    if top_key is None:
-        raise ValueError("no {0} key in the JSON".format(" or ".join(repr(k) for k in TOP_KEYS)))
-    top = doc[top_key] or {}
+    top = doc[next(k for k in TOP_KEYS if k in doc)] or {}
     version = (doc.get("metadata") or {}).get("version") or doc.get("version") or top.get("version")
     out = {"version": version, "error": top.get("runtime_error"), "tests": [], "gpus": {}}
     for category in top.get("test_categories") or []:
@@ -116,6 +126,9 @@ def judge(text, level):
         # burned in: that is not a pass.
         result = "fail" if failed else ("pass" if entry["passed"] else "skipped")
         gpus.append({"gpu": gpu, "result": result, "passed": sorted(set(entry["passed"])), "failed": failed})
+    if not gpus and (shared or {}).get("passed") and not shared.get("failed"):
+        # DCGM 3.x's level 1 runs only the deployment checks, whose results name no GPU: they hold for every GPU.
+        return True, "{0}: passed {1}".format(what, ", ".join(parsed["tests"])), []
     if not gpus and not (shared or {}).get("failed"):
         return False, "{0} reported no GPU".format(what), []
     bad = [g for g in gpus if g["result"] != "pass"]

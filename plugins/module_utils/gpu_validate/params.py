@@ -240,6 +240,15 @@ def _burnin(params, cfg):
         )
     if "burnin" not in cfg["checks"]:
         return
+    others = [c for c in cfg["checks"] if c in ("vectoradd", "nvidia_smi")]
+    if others and cfg.get("pin") == "nodeName":
+        # All pods are made at once; bound past the scheduler, the kubelet would refuse whichever finds the GPUs
+        # taken (OutOfnvidia.com/gpu). With affinity the scheduler holds the burn-in until the others finished.
+        raise GpuopsError(
+            "nodeName cannot run burnin with {0}: the burn-in takes every GPU of the node. Use pin: affinity (the "
+            "default), or run burnin in a task of its own".format(", ".join(others)),
+            param="pin",
+        )
     need = burnin_seconds(cfg["burnin_level"], cfg["burnin_duration"])
     if cfg["wait_timeout"] < need + 60:
         raise GpuopsError(

@@ -187,7 +187,7 @@ def plan_revalidation(previous, fingerprints, workload_checks, force=False):
     return plan
 
 
-def next_record(previous, fingerprints, plan, results, workload_checks, now):
+def next_record(previous, fingerprints, plan, results, workload_checks, now, recorded=None):
     """The record after this run: {node: entry} for the current nodes only.
 
     A node whose workload checks ran gets a new entry when every one passed, and loses its entry otherwise
@@ -197,8 +197,16 @@ def next_record(previous, fingerprints, plan, results, workload_checks, now):
     for name, fingerprint in fingerprints.items():
         ran = [c for c in workload_checks if (results.get(name) or {}).get(c, {}).get("pod")]
         if plan.get(name, {}).get("run") and ran:
-            if all((results[name].get(c) or {}).get("status") == PASS for c in workload_checks):
-                record[name] = {"fingerprint": fingerprint, "validated": now, "checks": list(workload_checks)}
+            # A check that does not apply to the node (a burn-in on MIG or shared GPUs) does not hold it back.
+            if all(
+                (results[name].get(c) or {}).get("status") == PASS or (results[name].get(c) or {}).get("not_applicable")
+                for c in workload_checks
+            ):
+                record[name] = {
+                    "fingerprint": fingerprint,
+                    "validated": now,
+                    "checks": list(recorded or workload_checks),
+                }
         elif name in previous:
             record[name] = previous[name]
     return record

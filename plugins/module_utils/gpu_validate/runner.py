@@ -232,7 +232,9 @@ def plan_incremental(cfg, client, svc, nodes, driver_pods, plugin_pods):
         for n in nodes
     )
     workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
-    return fingerprints, plan_revalidation(cfg["previous_record"], fingerprints, workloads, cfg["force"])
+    return fingerprints, plan_revalidation(
+        cfg["previous_record"], fingerprints, recorded_checks(cfg, workloads), cfg["force"]
+    )
 
 
 CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
@@ -280,6 +282,15 @@ def unchanged_message(check, step):
     )
 
 
+def recorded_checks(cfg, workloads):
+    """The workload checks as the record names them: the burn-in with its level and duration, so that a deeper or
+    longer burn-in runs again on nodes that passed a lighter one."""
+    return [
+        "burnin-r{0}-{1}s".format(cfg["burnin_level"], cfg["burnin_duration"]) if c == "burnin" else c
+        for c in workloads
+    ]
+
+
 def plan_workloads(cfg, nodes, results, check_mode, plan=None):
     """The pod bodies to create and {pod name: (node, check)}; checks that cannot run get their verdict.
 
@@ -305,7 +316,11 @@ def plan_workloads(cfg, nodes, results, check_mode, plan=None):
             if check == "burnin":
                 resource, count = burnin_request(node)
                 if resource is None:
-                    results[name][check] = {"status": SKIP, "message": "burn-in not run: " + count}
+                    results[name][check] = {
+                        "status": SKIP,
+                        "message": "burn-in not run: " + count,
+                        "not_applicable": True,
+                    }
                     continue
                 body = render_pod(check, name, cfg, cfg["run"], resource, count)
             else:
@@ -445,7 +460,15 @@ def run(module, client, svc):
     record = None
     if plan is not None:
         workloads = [c for c in cfg["checks"] if c in WORKLOAD_CHECKS]
-        record = next_record(cfg["previous_record"], fingerprints, plan, results, workloads, started_wall)
+        record = next_record(
+            cfg["previous_record"],
+            fingerprints,
+            plan,
+            results,
+            workloads,
+            started_wall,
+            recorded_checks(cfg, workloads),
+        )
     meta = {
         "namespace": cfg["namespace"],
         "run": cfg.get("run"),

@@ -244,6 +244,7 @@ def test_a_daemonset_not_made_by_the_collection_gets_its_component_from_its_name
         "gpu-feature-discovery": "gpu_feature_discovery",
         "nvidia-dcgm-exporter": "monitoring",
         "nfd-worker": "nfd",
+        "node-feature-discovery-worker": "nfd",
         "something-else": "other",
     }
     for name, component in names.items():
@@ -255,3 +256,47 @@ def test_a_daemonset_not_made_by_the_collection_gets_its_component_from_its_name
     logs = {(NS, "x-gpu-1", "c", True): BY_ID["nouveau_in_use"]["example"]}
     (row,) = diagnose([node("gpu-1")], [("other", daemonset("something-else"))], pods, logs, [])
     assert [f["signature"] for f in row["findings"]] == ["nouveau_in_use"]
+
+
+def test_the_shapes_a_reviewer_found_are_redacted_too():
+    cases = [
+        'password: "hunter2"',
+        "password='hunter2'",
+        "AWS_SECRET_ACCESS_KEY=hunter2",
+        "client_secret=hunter2",
+        "access_token=hunter2",
+        "Authorization: Basic dXNlcjpodW50ZXIy",
+        "HTTPS_PROXY=http://user:hunter2@proxy.example.com:3128",
+        '{\\"auths\\":{\\"r.example.com\\":{\\"auth\\":\\"hunter2\\"}}}',
+        '{"msg":"cert -----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\nhunter2hunter2"}',
+    ]
+    for text in cases:
+        out = redact(text)
+        assert "hunter2" not in out and "dXNlcjpodW50ZXIy" not in out and "MIIEvQIB" not in out, (text, out)
+    # What diagnosis needs stays: taint keys, secret volume names, event wording.
+    kept = redact('MountVolume.SetUp failed for volume "x" : secret "pull-secret" not found')
+    assert kept == 'MountVolume.SetUp failed for volume "x" : secret "pull-secret" not found'
+    obj = {
+        "metadata": {
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": '{"env":[{"name":"HF_TOKEN","value":"hunter2"}]}'
+            }
+        },
+        "spec": {
+            "triggers": [{"github": {"secret": "hunter2"}}],
+            "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+            "volumes": [{"secret": {"secretName": "nvidia-entitlement"}}],
+            "containers": [{"args": ["serve", "--token", "hunter2", "--port", "80"]}],
+        },
+    }
+    out = redact_object(obj)
+    assert "hunter2" not in json.dumps(out)
+    assert out["spec"]["taints"][0]["key"] == "nvidia.com/gpu"
+    assert out["spec"]["volumes"][0]["secret"]["secretName"] == "nvidia-entitlement"
+    assert out["spec"]["containers"][0]["args"] == ["serve", "--token", "<redacted>", "--port", "80"]
+
+
+def test_a_cordoned_or_not_ready_node_is_not_blamed_on_the_taints_every_daemonset_tolerates():
+    for key in ("node.kubernetes.io/unschedulable", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        taint = {"key": key, "effect": "NoSchedule" if "unsched" in key else "NoExecute"}
+        assert daemonset_wants(daemonset("d"), node("gpu-1", taints=[taint])) == (True, None), key

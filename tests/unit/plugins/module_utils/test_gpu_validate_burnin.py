@@ -121,3 +121,27 @@ def test_output_that_is_not_a_diagnostic_is_said_so():
     )
     assert judge(error, 2)[1] == "dcgmi diag -r 2 (DCGM 4.2.3) could not run: GPU 2's MIG configuration is incompatible"
     assert judge('{"other": 1}', 1)[1].startswith("dcgmi diag -r 1 gave no diagnostic JSON (no 'DCGM Diagnostic'")
+
+
+def test_lines_around_the_json_do_not_hide_it():
+    text = "Running the diagnostic...\n" + DCGM4_FAIL + "Error: Unable to complete diagnostic for group 2147483647.\n"
+    assert judge(text, 2)[1].startswith("dcgmi diag -r 2 (DCGM 4.2.3): GPU 1 failed memory")
+    assert judge("{not json} " + passing_dcgm4(), 2)[0]
+
+
+def test_dcgm3_level_1_passes_on_deployment_checks_that_name_no_gpu():
+    doc = {
+        "DCGM GPU Diagnostic": {
+            "test_categories": [
+                {
+                    "category": "Deployment",
+                    "tests": [
+                        {"name": "Denylist", "results": [{"status": "Pass"}]},
+                        {"name": "NVML Library", "results": [{"status": "Pass"}]},
+                    ],
+                }
+            ]
+        },
+        "version": "3.3.8",
+    }
+    assert judge(json.dumps(doc), 1)[:2] == (True, "dcgmi diag -r 1 (DCGM 3.3.8): passed Denylist, NVML Library")

@@ -153,6 +153,27 @@ def test_next_record_keeps_unchanged_replaces_passed_drops_failed_and_gone():
     assert record == {"gpu-0": previous["gpu-0"], "gpu-1": entry(f1, when=T1)}
 
 
+def test_a_burn_in_that_cannot_run_on_the_node_does_not_hold_the_record_back_and_its_level_is_recorded():
+    f0 = fp()
+    results = {
+        "gpu-0": {
+            "vectoradd": passed(),
+            "burnin": {"status": "skipped", "message": "burn-in not run: MIG", "not_applicable": True},
+        }
+    }
+    plan = {"gpu-0": {"run": True}}
+    record = next_record({}, {"gpu-0": f0}, plan, results, ["vectoradd", "burnin"], T1, ["vectoradd", "burnin-r2-60s"])
+    assert record["gpu-0"]["checks"] == ["vectoradd", "burnin-r2-60s"]
+    # A skip for another reason (check mode, an earlier failure) still keeps the node out of the record.
+    results["gpu-0"]["burnin"] = {"status": "skipped", "message": "not run in check mode"}
+    assert next_record({}, {"gpu-0": f0}, plan, results, ["vectoradd", "burnin"], T1) == {}
+    # A deeper burn-in than the recorded one runs again.
+    previous = {"gpu-0": dict(entry(f0), checks=["vectoradd", "burnin-r2-60s"])}
+    assert plan_revalidation(previous, {"gpu-0": f0}, ["vectoradd", "burnin-r3-60s"])["gpu-0"]["reason"] == (
+        "not validated with burnin-r3-60s yet"
+    )
+
+
 def test_record_data_is_stable_and_parses_back():
     record = {"gpu-1": entry(fp()), "gpu-0": entry(fp(), when=T1)}
     data = record_data(record)
