@@ -17,6 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks import untolerated_taints
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import pod_state
 
 # The collection's owner label of a DaemonSet -> the ``where`` of its pods' logs (match.WHERE). The driver's log
@@ -153,20 +154,6 @@ def _meta(obj, key):
     return (obj.get("metadata") or {}).get(key)
 
 
-def _tolerates(tolerations, taint):
-    """Whether one of ``tolerations`` tolerates ``taint`` (the scheduler's rule, as the DaemonSet controller applies it)."""
-    for tol in tolerations or []:
-        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-            continue
-        if not tol.get("key") and tol.get("operator") == "Exists":
-            return True
-        if tol.get("key") != taint.get("key"):
-            continue
-        if tol.get("operator") == "Exists" or (tol.get("value") or "") == (taint.get("value") or ""):
-            return True
-    return False
-
-
 # Taints every DaemonSet pod tolerates: the DaemonSet controller adds these tolerations itself
 # (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
 DAEMONSET_TOLERATED = (
@@ -187,10 +174,9 @@ def daemonset_wants(ds, node):
     selector = spec.get("nodeSelector") or {}
     if any(labels.get(k) != v for k, v in selector.items()):
         return False, None
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("key") in DAEMONSET_TOLERATED:
-            continue
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(spec.get("tolerations"), taint):
+    # gpu_validate's rule (the scheduler's), less the taints the DaemonSet controller tolerates by itself.
+    for taint in untolerated_taints(node, spec.get("tolerations") or []):
+        if taint.get("key") not in DAEMONSET_TOLERATED:
             return False, "taint {0}={1}:{2} is not tolerated".format(
                 taint.get("key"), taint.get("value") or "", taint.get("effect")
             )
