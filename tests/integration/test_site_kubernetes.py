@@ -80,6 +80,7 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
         # Every state's own no-op path (the ledger off): nothing written either.
         forced = assert_rerun_writes_nothing(k8s_cluster, extra_vars=dict(extra, gpuops_ledger="false"))
         assert "ledger: runs nfd: forced (gpuops_ledger is off)" in state_lines(forced)
+        check_driver_upgrade(k8s_cluster, core, gpu_nodes, extra)
     finally:
         run_site(k8s_cluster, playbook="teardown.yml")
     # Back to bare GPU nodes: no NFD label, no GPU resource, no taint of ours.
@@ -89,3 +90,38 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             assert not any(
                 k.startswith(("feature.node.kubernetes.io/", "nvidia.com/")) for k in n.metadata.labels or {}
             )
+
+
+def check_driver_upgrade(cluster, core, gpu_nodes, extra):
+    """A new driver_version: site.yml rolls it onto both GPU nodes (one DaemonSet per kernel), one node at a time,
+    each validated before it serves again; then a re-run writes nothing."""
+    before = dict(
+        (p.spec.node_name, p)
+        for p in core.list_namespaced_pod(
+            "nvidia-gpu-driver", label_selector="app.kubernetes.io/component=nvidia-driver"
+        ).items
+    )
+    newer = dict(extra, driver_version="580.95.05")
+    out = run_site(cluster, extra_vars=newer)
+    lines = state_lines(out)
+    assert any(line.startswith("ledger: runs driver") for line in lines), lines
+    # The rollout's table: one row per GPU node, the runtime-compiled image of the new version.
+    table = [line for line in lines if line.startswith("gpu-") and "580.95.05-ubuntu" in line]
+    assert len(table) == len(gpu_nodes) and all(" upgraded " in line for line in table), lines
+    after = dict(
+        (p.spec.node_name, p)
+        for p in core.list_namespaced_pod(
+            "nvidia-gpu-driver", label_selector="app.kubernetes.io/component=nvidia-driver"
+        ).items
+    )
+    for n in gpu_nodes:
+        name = n.metadata.name
+        pod = after[name]
+        assert pod.metadata.uid != before[name].metadata.uid
+        assert pod.spec.containers[0].image.startswith("nvcr.io/nvidia/driver:580.95.05-ubuntu"), pod.spec.containers[
+            0
+        ].image
+        assert pod.status.container_statuses[0].restart_count == 0  # no GPU client held the old driver
+        node = core.read_node(name)
+        assert not node.spec.unschedulable and "gpuops.cluster/driver-upgrade" not in (node.metadata.labels or {})
+    assert_rerun_writes_nothing(cluster, extra_vars=newer)

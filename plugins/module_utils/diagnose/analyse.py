@@ -16,8 +16,9 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.daemonsets import daemonset_wants
 from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks import untolerated_taints
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout.plan import ANN_FAILURE, FAILED, STATE_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import pod_state
 
 # The collection's owner label of a DaemonSet -> the ``where`` of its pods' logs (match.WHERE). The driver's log
@@ -154,35 +155,6 @@ def _meta(obj, key):
     return (obj.get("metadata") or {}).get(key)
 
 
-# Taints every DaemonSet pod tolerates: the DaemonSet controller adds these tolerations itself
-# (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
-DAEMONSET_TOLERATED = (
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.kubernetes.io/disk-pressure",
-    "node.kubernetes.io/memory-pressure",
-    "node.kubernetes.io/pid-pressure",
-    "node.kubernetes.io/unschedulable",
-)
-
-
-def daemonset_wants(ds, node):
-    """(wanted, why not): whether the DaemonSet should run a pod on the node (its nodeSelector and the node's
-    NoSchedule/NoExecute taints; affinity is left to the controller)."""
-    spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-    labels = _meta(node, "labels") or {}
-    selector = spec.get("nodeSelector") or {}
-    if any(labels.get(k) != v for k, v in selector.items()):
-        return False, None
-    # gpu_validate's rule (the scheduler's), less the taints the DaemonSet controller tolerates by itself.
-    for taint in untolerated_taints(node, spec.get("tolerations") or []):
-        if taint.get("key") not in DAEMONSET_TOLERATED:
-            return False, "taint {0}={1}:{2} is not tolerated".format(
-                taint.get("key"), taint.get("value") or "", taint.get("effect")
-            )
-    return True, None
-
-
 def _container_messages(pod):
     """(text, where) of the containers' waiting and last-terminated messages."""
     out = []
@@ -264,6 +236,7 @@ def node_findings(node, daemonsets, pods, logs, events, validation=None):
     name = _meta(node, "name")
     seen = _Seen()
     _node_state(seen, node, events)
+    _upgrade_state(seen, node)
     mine = [(c, p) for c, p in pods if (p.get("spec") or {}).get("nodeName") == name]
     for component, ds in daemonsets:
         ds_ns, ds_name = _meta(ds, "namespace"), _meta(ds, "name")
@@ -300,6 +273,21 @@ def node_findings(node, daemonsets, pods, logs, events, validation=None):
     if symptoms and not findings:
         row["evidence"] = [redact(line) for line in (context or symptoms)[-EVIDENCE_LINES:]]
     return row
+
+
+def _upgrade_state(seen, node):
+    """A node the driver rollout left cordoned: failed (with its cause), or stopped mid-way."""
+    stage = (_meta(node, "labels") or {}).get(STATE_LABEL)
+    if stage == FAILED:
+        cause = (_meta(node, "annotations") or {}).get(ANN_FAILURE) or "no cause recorded"
+        seen.symptoms.append("driver upgrade failed, node cordoned: " + cause)
+        seen.evidence.append({"text": cause, "where": "driver_log"})
+        seen.context.append("driver upgrade: " + cause)
+    elif stage:
+        seen.symptoms.append(
+            "cordoned for a driver upgrade (stage {0}) by a run that did not finish: the next site.yml run "
+            "resumes it".format(stage)
+        )
 
 
 def _owner(pod):

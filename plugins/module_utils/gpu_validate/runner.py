@@ -242,6 +242,10 @@ CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernete
 
 def _taint_reason(node, cfg):
     taints = untolerated_taints(node, cfg["tolerations"])
+    if cfg["pin"] == "nodeName":
+        # No scheduler: the kubelet admits a bound pod against NoExecute taints only (pkg/kubelet/lifecycle/
+        # predicate.go generalFilter), so a cordoned node (unschedulable:NoSchedule) runs it.
+        taints = [t for t in taints if t.get("effect") == "NoExecute"]
     condition = [t for t in taints if (t.get("key") or "").startswith(CONDITION_TAINT_PREFIXES)]
     if condition:
         return "not run: the node is tainted {0} by its condition; fix the node (a toleration would not help)".format(

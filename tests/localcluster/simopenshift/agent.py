@@ -891,14 +891,16 @@ class NodeAgent(Controller):
                 "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
                 "cannot open shared object file: no such file or directory\n"
             )
-        if restart_policy in ("Never", "OnFailure") and (ok or restart_policy == "Never"):
+        runs_for = gpustack.workload_seconds(pod) if ok else 0
+        if restart_policy in ("Never", "OnFailure") and (ok or restart_policy == "Never") and runs_for is not None:
             # The program runs for a while (Running, as the kubelet reports it)
-            # before it exits; a vectorAdd/nvidia-smi pod is not instantaneous.
-            if age < self.timing(1.5):
+            # before it exits; a vectorAdd/nvidia-smi pod is not instantaneous, a `sleep N` takes N seconds.
+            runs_for = max(self.timing(1.5), runs_for)
+            if age < runs_for:
                 self.apply(
                     node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), clock=clock
                 )
-                wake.append(self.timing(1.5) - age)
+                wake.append(runs_for - age)
                 return
             exit_code = (diag_exit if kind == "dcgm-diag" else 0) if ok else 1
             state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
@@ -907,7 +909,7 @@ class NodeAgent(Controller):
                 "pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node), "Succeeded" if ok else "Failed"
             )
             return
-        if ok:  # long-running GPU workload
+        if ok:  # long-running GPU workload (a server, a training job, `sleep infinity`): Running until deleted
             self.apply(
                 node, pod, self.all_states(pod, podsim.running(clock.started, restarts=clock.restarts)), log, clock
             )

@@ -396,6 +396,24 @@ def workload_kind(pod):
     return "workload"
 
 
+def workload_seconds(pod):
+    """How long a GPU workload's program runs: None for one that runs on until it is deleted (``sleep infinity``,
+    ``tail -f``, a training script: anything the simulator does not know to end), the seconds of ``sleep N``, and
+    0 for the short programs it knows (nvidia-smi, vectorAdd, dcgmi diag) - they end at once, as on a node."""
+    words = []
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        words += [str(w) for w in (c.get("command") or []) + (c.get("args") or [])]
+    text = " ".join(words)
+    if workload_kind(pod) != "workload":
+        return 0
+    sleep = re.search(r"\bsleep\s+([0-9]+)(s?)\b", text)
+    if sleep and "infinity" not in text:
+        return int(sleep.group(1))
+    if not words:
+        return 0  # the image's own entrypoint: unknown, taken as a short program (kwok's default for plain pods)
+    return None
+
+
 def sharing_config(text, node_labels=None, default_key=None):
     """(replicas, rename) from a device plugin config map's data dict or YAML text."""
     if isinstance(text, dict):

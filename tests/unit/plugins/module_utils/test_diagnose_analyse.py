@@ -12,6 +12,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.analyse im
     daemonset_wants,
     diagnose,
     markdown,
+    node_findings,
     redact,
     redact_object,
     table,
@@ -300,3 +301,22 @@ def test_a_cordoned_or_not_ready_node_is_not_blamed_on_the_taints_every_daemonse
     for key in ("node.kubernetes.io/unschedulable", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
         taint = {"key": key, "effect": "NoSchedule" if "unsched" in key else "NoExecute"}
         assert daemonset_wants(daemonset("d"), node("gpu-1", taints=[taint])) == (True, None), key
+
+
+def test_a_node_the_driver_rollout_left_is_named_with_its_cause():
+    failed = node("gpu-1")
+    failed["metadata"]["labels"]["gpuops.cluster/driver-upgrade"] = "failed"
+    failed["metadata"]["annotations"] = {
+        "gpuops.cluster/driver-upgrade.failure": "the new driver pod is not ready after 1260s: CrashLoopBackOff "
+        "(log: Could not unload NVIDIA driver kernel modules, driver is in use)"
+    }
+    row = node_findings(failed, [], [], {}, [])
+    assert row["status"] == "problem"
+    assert row["symptoms"][0].startswith("driver upgrade failed, node cordoned: the new driver pod is not ready")
+    assert [f["signature"] for f in row["findings"]] == ["driver_in_use_cannot_unload"], row["findings"]
+    stopped = node("gpu-2")
+    stopped["metadata"]["labels"]["gpuops.cluster/driver-upgrade"] = "reload"
+    row = node_findings(stopped, [], [], {}, [])
+    assert row["symptoms"] == [
+        "cordoned for a driver upgrade (stage reload) by a run that did not finish: the next site.yml run resumes it"
+    ]
