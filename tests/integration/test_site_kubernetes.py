@@ -106,8 +106,9 @@ def check_driver_upgrade(cluster, core, gpu_nodes, extra):
     lines = state_lines(out)
     assert any(line.startswith("ledger: runs driver") for line in lines), lines
     # The rollout's table: one row per GPU node, the runtime-compiled image of the new version.
-    table = [line for line in lines if line.startswith("gpu-") and "580.95.05-ubuntu" in line]
-    assert len(table) == len(gpu_nodes) and all(" upgraded " in line for line in table), lines
+    table = [line.split() for line in lines if line.startswith("gpu-") and " upgraded " in line]
+    assert sorted(row[0] for row in table) == sorted(n.metadata.name for n in gpu_nodes), lines
+    assert all(row[2].startswith("595.91.07-ubuntu") and row[3].startswith("580.95.05-ubuntu") for row in table), table
     after = dict(
         (p.spec.node_name, p)
         for p in core.list_namespaced_pod(
