@@ -379,50 +379,13 @@ diff:
   elements: dict
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
-    module_spec,
-    node_selection_spec,
-    wait_spec,
-)
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.params import (
+    MUTUALLY_EXCLUSIVE,
+    REQUIRED_BY,
+    argument_spec,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.runner import run
-
-OS_RELEASE_FIELDS = ("ID", "VERSION_ID", "OSTREE_VERSION", "RHEL_VERSION", "OPENSHIFT_VERSION")
-
-
-def argument_spec():
-    return module_spec(
-        wait_spec(with_wait=True, wait_default=True),
-        node_selection_spec(),
-        driver_version=dict(type="str", required=True),
-        strategy=dict(
-            type="str",
-            default="auto",
-            choices=["auto", "driver-toolkit", "entitlement", "precompiled", "runtime-compiled"],
-        ),
-        kernel_module_type=dict(type="str", default="auto", choices=["auto", "open", "proprietary"]),
-        namespace=dict(type="str", default="nvidia-gpu-operator"),
-        name=dict(type="str", default="nvidia-gpu-driver"),
-        kernel_versions=dict(type="list", elements="str"),
-        os_release=dict(type="dict", options=dict((field, dict(type="str")) for field in OS_RELEASE_FIELDS)),
-        os_tag=dict(type="str"),
-        base_image=dict(type="str"),
-        driver_toolkit_namespace=dict(type="str", default="openshift"),
-        driver_toolkit_imagestream=dict(type="str", default="driver-toolkit"),
-        entitlement_secret=dict(type="str", default="etc-pki-entitlement", no_log=False),
-        dockerfile=dict(type="str"),
-        git_uri=dict(type="str"),
-        git_ref=dict(type="str"),
-        context_dir=dict(type="str"),
-        build_args=dict(type="dict", default={}),
-        registry=dict(type="str", default="nvcr.io/nvidia"),
-        precompiled_image=dict(type="str", default="driver"),
-        prune_stale=dict(type="bool", default=False),
-    )
-
-
-MUTUALLY_EXCLUSIVE = [("dockerfile", "git_uri")]
-REQUIRED_BY = {"git_ref": "git_uri", "context_dir": "git_uri", "os_release": "kernel_versions"}
 
 
 def main():

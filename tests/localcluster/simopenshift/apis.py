@@ -26,6 +26,8 @@ CLUSTERAUTOSCALERS = Resource(
 MACHINEAUTOSCALERS = Resource("autoscaling.openshift.io", "v1beta1", "machineautoscalers", "MachineAutoscaler")
 INFRASTRUCTURES = Resource("config.openshift.io", "v1", "infrastructures", "Infrastructure", namespaced=False)
 CLUSTERVERSIONS = Resource("config.openshift.io", "v1", "clusterversions", "ClusterVersion", namespaced=False)
+CLUSTEROPERATORS = Resource("config.openshift.io", "v1", "clusteroperators", "ClusterOperator", namespaced=False)
+APIREQUESTCOUNTS = Resource("apiserver.openshift.io", "v1", "apirequestcounts", "APIRequestCount", namespaced=False)
 BUILDCONFIGS = Resource("build.openshift.io", "v1", "buildconfigs", "BuildConfig")
 BUILDS = Resource("build.openshift.io", "v1", "builds", "Build")
 IMAGESTREAMS = Resource("image.openshift.io", "v1", "imagestreams", "ImageStream")

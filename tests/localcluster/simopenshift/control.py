@@ -89,6 +89,77 @@ def _add_dtk_tag(client, build_id):
     client.patch(apis.IMAGESTREAMS, "driver-toolkit", {"spec": {"tags": tags}}, "openshift")
 
 
+def offer_updates(api, versions):
+    """The update service answers: ClusterVersion lists ``versions`` as available updates (RetrievedUpdates True),
+    each with its release image, as the CVO writes them from the Cincinnati graph."""
+    client = Client(api)
+    cv = client.get(apis.CLUSTERVERSIONS, "version")
+    status = dict(cv.get("status") or {})
+    channel = (cv.get("spec") or {}).get("channel")
+    status["availableUpdates"] = [
+        {
+            "version": v,
+            "image": "quay.io/openshift-release-dev/ocp-release@" + catalog.fake_digest("release", v),
+            "channels": [channel] if channel else [],
+        }
+        for v in versions
+    ] or None
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "RetrievedUpdates"] + [
+        {"type": "RetrievedUpdates", "status": "True", "lastTransitionTime": _now()}
+    ]
+    client.patch(apis.CLUSTERVERSIONS, "version", {"status": status}, subresource="status")
+
+
+def upgrade_cluster(api, version, node_names):
+    """The cluster upgraded to ``version``, as the CVO and the MachineConfigPool would leave it: the ClusterVersion
+    at the new release, and each of ``node_names`` rebooted, one at a time, into its RHCOS build (new kernel and
+    os-release; NFD relabels them), with the release's Driver Toolkit tag in openshift/driver-toolkit."""
+    build = catalog.release_build(version)
+    client = Client(api)
+    cv = client.get(apis.CLUSTERVERSIONS, "version")
+    status = dict(cv.get("status") or {})
+    image = "quay.io/openshift-release-dev/ocp-release@" + catalog.fake_digest("release", build.cluster_version)
+    entry = {"state": "Completed", "version": build.cluster_version, "image": image, "verified": True,
+             "startedTime": _now(), "completionTime": _now()}  # fmt: skip
+    status["desired"] = dict(status.get("desired") or {}, version=build.cluster_version, image=image)
+    status["history"] = [entry] + list(status.get("history") or [])
+    status["availableUpdates"] = None
+    client.patch(apis.CLUSTERVERSIONS, "version", {"status": status}, subresource="status")
+    for name in node_names:
+        upgrade_kernel(api, name, rhcos_build=build.build)
+    return build
+
+
+def block_upgrades(api, operator="gpuops-test", reason="AdminAckRequired", message="an admin must acknowledge"):
+    """A ClusterOperator that reports Upgradeable=False (minor upgrades are blocked until it clears)."""
+    client = Client(api)
+    body = {"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": {"name": operator}}
+    if client.get(apis.CLUSTEROPERATORS, operator) is None:
+        client.create(apis.CLUSTEROPERATORS, body)
+    conditions = [{"type": "Upgradeable", "status": "False", "reason": reason, "message": message,
+                   "lastTransitionTime": _now()}]  # fmt: skip
+    client.patch(apis.CLUSTEROPERATORS, operator, {"status": {"conditions": conditions}}, subresource="status")
+
+
+def unblock_upgrades(api, operator="gpuops-test"):
+    Client(api).delete(apis.CLUSTEROPERATORS, operator)
+
+
+def record_api_requests(api, resource, removed_in, count):
+    """The API server counted ``count`` requests in 24 h to ``resource`` (e.g.
+    flowschemas.v1beta3.flowcontrol.apiserver.k8s.io), which Kubernetes ``removed_in`` (e.g. 1.32) removes."""
+    client = Client(api)
+    if client.get(apis.APIREQUESTCOUNTS, resource) is None:
+        client.create(apis.APIREQUESTCOUNTS, {"apiVersion": "apiserver.openshift.io/v1", "kind": "APIRequestCount",
+                                              "metadata": {"name": resource}})  # fmt: skip
+    status = {"removedInRelease": removed_in, "requestCount": count, "currentHour": {"requestCount": 0}}
+    client.patch(apis.APIREQUESTCOUNTS, resource, {"status": status}, subresource="status")
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def break_node(api, node_name, reason="KubeletNotReady", message="Kubelet stopped posting node status."):
     """Make a node NotReady until repair_node (kwok's node stages skip it meanwhile)."""
     client = Client(api)

@@ -132,11 +132,11 @@ def test_crd_files_are_single_documents_named_after_the_crd():
     from simopenshift import install
 
     paths = glob.glob(os.path.join(install.CRD_DIR, "*.yaml")) + glob.glob(os.path.join(install.CRD_DIR, "*", "*.yaml"))
-    assert len(paths) == 24
+    assert len(paths) == 26
     for path in paths:
         with open(path) as handle:
             docs = [d for d in yaml.safe_load_all(handle) if d]
         assert len(docs) == 1, path
         assert os.path.basename(path) == docs[0]["metadata"]["name"] + ".yaml"
-    assert len(install.crd_documents()) == 23  # olm-owned ones come with their operator
+    assert len(install.crd_documents()) == 25  # olm-owned ones come with their operator
     assert [d["metadata"]["name"] for d in install.crd_documents(include_openshift=False)] == ["logs.kwok.x-k8s.io"]
