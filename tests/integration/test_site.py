@@ -69,6 +69,50 @@ def test_site_preflight_detects_the_platform_and_writes_nothing(cluster, tmp_pat
     assert cluster.audit.writes_since(mark) == []
 
 
+def test_site_stops_before_any_write_where_the_gpu_operator_runs(cluster, tmp_path):
+    """The GPU Operator installed through OLM (the certified package, its ClusterPolicy): preflight names it and
+    stops; nothing is written. Without the ClusterPolicy the Subscription alone is named too."""
+    if cluster.profile != "openshift":
+        pytest.skip("needs the openshift profile (OLM)")
+    from simopenshift import apis
+    from simopenshift.kube import CRDS, NAMESPACES
+    from simopenshift.testing import Client, wait_for
+    from test_sim_olm import csv_phase, operator_group, subscription
+
+    kube = Client(cluster.api)
+    ns = "nvidia-gpu-operator"
+    kube.create(NAMESPACES, {"metadata": {"name": ns}})
+    try:
+        operator_group(kube, ns, [ns])
+        subscription(kube, ns, package="gpu-operator-certified", channel="v24.3", source="certified-operators")
+        wait_for(
+            lambda: csv_phase(kube, ns, "gpu-operator-certified.v24.3.0") == "Succeeded", 60, what="GPU Operator CSV"
+        )
+        wait_for(lambda: kube.get(CRDS, "clusterpolicies.nvidia.com"), 30, what="ClusterPolicy CRD")
+        policy = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "gpu-cluster-policy"},
+                  "spec": {"driver": {"enabled": True}}}  # fmt: skip
+        wait_for(lambda: kube.create(apis.CLUSTERPOLICIES, policy), 30, what="ClusterPolicy served")
+        mark = cluster.audit.mark()
+        out = run_site(cluster, extra_vars=dict(PREFLIGHT_ONLY, gpuops_reports_dir=str(tmp_path)), expect_rc=2)
+        # The first failure is preflight's; site.yml's rescue then ends the run naming the state.
+        msg = [r.get("msg") for dummy, r in task_results_of(out) if r.get("failed")][0]
+        assert msg.startswith(
+            "preflight: the NVIDIA GPU Operator already manages this cluster's GPUs (ClusterPolicy gpu-cluster-policy; "
+            "Subscription nvidia-gpu-operator/gpu-operator-certified)."
+        ), msg
+        assert "remove the GPU Operator" in msg and "preflight_allow_gpu_operator" in msg
+        assert cluster.audit.writes_since(mark) == []
+        # The check can be lifted, for a ClusterPolicy whose operands are all disabled.
+        out = run_site(
+            cluster,
+            extra_vars=dict(PREFLIGHT_ONLY, gpuops_reports_dir=str(tmp_path), preflight_allow_gpu_operator=True),
+        )
+        assert out["stats"]["localhost"]["failures"] == 0
+    finally:
+        kube.delete(apis.CLUSTERPOLICIES, "gpu-cluster-policy")
+        kube.delete(NAMESPACES, ns)
+
+
 def test_connection_is_set_once_through_the_action_group(cluster, tmp_path):
     """The role's tasks carry no kubeconfig/context: module_defaults on the collection's group reach them.
 
