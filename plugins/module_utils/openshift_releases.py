@@ -25,13 +25,13 @@ _ROWS = (
     ("4.13.42", "413.92.202405132113-0", "5.14.0-284.66.1.el9_2.x86_64", "9.2", "cincinnati-graph-data#5265"),
     ("4.16.0", "416.94.202406172220-0", "5.14.0-427.22.1.el9_4.x86_64", "9.4", "certsuite map; DOCA -rhcos4.16 tag"),
     ("4.17.0", "417.94.202409121747-0", "5.14.0-427.50.1.el9_4.x86_64", "9.4", "certsuite map; driver-toolkit#163"),
-    ("4.19.0", "9.6.20250925-0", "5.14.0-570.49.1.el9_6.x86_64", "9.6", "ocp-build-data#7780 (z-stream unconfirmed)"),
 )
 RELEASES = dict((v, {"version": v, "rhcos_build": b, "kernel": k, "rhel": r, "source": s}) for v, b, k, r, s in _ROWS)
 
 # OpenShift minor -> Kubernetes minor (each release's notes: "OpenShift Container Platform 4.x is based on
-# Kubernetes 1.y"): 4.x runs Kubernetes 1.(x + 13) from 4.12 on.
+# Kubernetes 1.y"): 4.x runs Kubernetes 1.(x + 13) from 4.3 (1.16) on.
 K8S_OFFSET = 13
+K8S_FROM = 3
 # GPU Operator v26.7.0's operand versions (the roles' defaults): its certified CSV's OpenShift range.
 OPERANDS_RELEASE = "GPU Operator v26.7.0"
 OPERANDS_OPENSHIFT = ("4.18", "4.22")
@@ -48,9 +48,9 @@ def minor_of(version):
 
 
 def kubernetes_minor(version):
-    """The Kubernetes minor of an OpenShift version ('4.17.0' -> (1, 30)), or None before 4.12."""
+    """The Kubernetes minor of an OpenShift version ('4.17.0' -> (1, 30)), or None before 4.3."""
     minor = minor_of(version)
-    if not minor or minor[0] != 4 or minor[1] < 12:
+    if not minor or minor[0] != 4 or minor[1] < K8S_FROM:
         return None
     return 1, minor[1] + K8S_OFFSET
 

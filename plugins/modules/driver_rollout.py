@@ -18,21 +18,26 @@ description:
     template change (a new driver version, image or build) does not replace. A driver pod runs an outdated template
     when its C(controller-revision-hash) label is not the hash of its DaemonSet's newest ControllerRevision (as
     NVIDIA's upgrade controller in k8s-operator-libs reads it).
-  - Takes the GPU nodes with an outdated driver in waves, a canary wave of O(canary) nodes first, then at most
-    O(max_unavailable) nodes at a time (less the GPU nodes already unavailable). For each node of a wave, in this
+  - Takes the GPU nodes with an outdated driver in waves - first, together, those already out of service (left by an
+    earlier run, or cordoned before), then a canary wave of O(canary) nodes, then at most O(max_unavailable) nodes at
+    a time, less the GPU nodes that stay out of service. For each node of a wave, in this
     order - cordon it (label C(gpuops.cluster/driver-upgrade=drain)); evict its GPU pods (pods that request an
     C(nvidia.com/gpu*) or C(nvidia.com/mig-*) resource) through the Eviction API, so PodDisruptionBudgets decide,
     for at most O(drain_timeout) seconds, then stop, or delete them when O(delete_after_timeout); label it
     C(reload), which takes the operands (toolkit, device plugin, GFD, DCGM exporter) off the node because their
     node affinity excludes it, and wait until no GPU client is left (a new driver cannot unload modules in use);
-    delete the driver pod, so that its DaemonSet creates one of the current template; wait for it to be ready;
+    delete the driver pod (unless it already runs the current template and is loading), so that its DaemonSet
+    creates one of the current template; wait for it to be ready;
     label it C(validate), so the operands come back, and wait for every DaemonSet of O(namespace) that wants the
-    node to be ready there and for the node to advertise GPUs; run M(gpuops.cluster.gpu_validate)'s
+    node to be ready there and for the node to advertise GPUs (the GPU clients are the DaemonSets of O(namespace),
+    the collection's operands in any namespace, and any DaemonSet whose pods request an NVIDIA resource); run M(gpuops.cluster.gpu_validate)'s
     O(validate_checks) on the node (pinned by C(nodeName), the node being cordoned); uncordon it (unless it was
     cordoned before) and remove the label.
   - A node that fails stays cordoned, labelled C(failed), the cause in its annotation
     C(gpuops.cluster/driver-upgrade.failure); the rollout stops after that wave and the nodes not reached keep
-    their driver and their workloads. The next run takes the labelled nodes first (it resumes where it stopped).
+    their driver and their workloads. An API error in the middle of a wave marks the wave's unfinished nodes failed
+    the same way. The next run takes the labelled nodes first and keeps their progress (a node whose new driver is
+    ready goes straight to validation).
     A run with no outdated driver pod and no labelled node writes nothing.
   - Refuses before any write when an operand DaemonSet on the nodes would not leave a node labelled
     C(gpuops.cluster/driver-upgrade=reload), or when O(max_unavailable) is already used up.
@@ -84,7 +89,9 @@ options:
     type: bool
     default: false
   wait_timeout:
-    description: Seconds a wave's new driver pods and operands have to become ready (default 1260, the driver role's).
+    description:
+      - Seconds a wave's new driver pods have to become ready, and then again its operands (default 1260, the
+        driver role's).
     type: int
   validate:
     description: Run M(gpuops.cluster.gpu_validate) on each node before it is uncordoned.
@@ -103,6 +110,12 @@ options:
         before any write. The node, the driver pods and the pinning are the rollout's.
     type: dict
     default: {}
+  assume_outdated:
+    description:
+      - Take every driver pod as outdated. For check mode after a template change that check mode did not write
+        (the DaemonSet has no new ControllerRevision yet), so that the waves it would take are shown.
+    type: bool
+    default: false
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0

@@ -83,10 +83,12 @@ options:
     type: str
     required: true
   strategy:
-    description: How the driver state builds (C(driver-toolkit), or C(entitlement) before OpenShift 4.9.9).
+    description:
+      - How the driver state gets its images - C(driver-toolkit) (OpenShift 4.9.9 and later), C(entitlement) (before);
+        with C(precompiled) or C(runtime-compiled) nothing is built here and the image check is a warning.
     type: str
     default: driver-toolkit
-    choices: [driver-toolkit, entitlement]
+    choices: [driver-toolkit, entitlement, precompiled, runtime-compiled]
   kernel_module_type:
     description: As the driver state's C(driver_kernel_module_type); C(auto) follows the GPU nodes' GPUs.
     type: str

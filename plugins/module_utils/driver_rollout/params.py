@@ -37,6 +37,7 @@ def argument_spec():
         validate=dict(type="bool", default=True),
         validate_checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(VALIDATE_CHECKS)),
         validate_options=dict(type="dict", default={}),
+        assume_outdated=dict(type="bool", default=False),
     )
 
 

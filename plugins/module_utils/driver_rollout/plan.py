@@ -25,7 +25,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.daemonsets import (
     pod_revision,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, node_ready
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig
 
 # The node's stage (label) and what the rollout keeps about it (annotations).
 STATE_LABEL = "gpuops.cluster/driver-upgrade"
@@ -84,15 +84,46 @@ def leaves_when_paused(ds, node):
     return not affinity_matches(dig(ds, ("spec", "template", "spec")) or {}, labels)
 
 
-def unpaused_operands(daemonsets, driver_names, nodes):
-    """'<namespace>/<name>' of the operand DaemonSets running on the nodes that would not leave a paused node."""
-    out = set()
+# The owner label of the collection's operand DaemonSets (their namespaces may differ from the driver's).
+OWNER_LABEL = "gpuops.cluster/owner"
+OPERAND_OWNERS = ("container_toolkit", "device_plugin", "gpu_feature_discovery", "monitoring")
+
+
+def gpu_clients(daemonsets, namespace, driver_names):
+    """The DaemonSets whose pods must leave a node while its driver is replaced: every one in the driver's namespace
+    but the driver's own, the collection's operands wherever they run, and any whose pods request an NVIDIA
+    resource."""
+    out = []
     for ds in daemonsets:
-        if ds["metadata"]["name"] in driver_names:
+        meta = ds.get("metadata") or {}
+        if meta.get("namespace") == namespace and meta.get("name") in driver_names:
             continue
+        owner = (meta.get("labels") or {}).get(OWNER_LABEL)
+        if (
+            meta.get("namespace") == namespace
+            or owner in OPERAND_OWNERS
+            or gpu_requests(dig(ds, ("spec", "template")) or {})
+        ):
+            out.append(ds)
+    return out
+
+
+def ds_key(obj):
+    return "{0}/{1}".format(dig(obj, ("metadata", "namespace")), dig(obj, ("metadata", "name")))
+
+
+def pod_owner_key(pod):
+    owner = owner_daemonset(pod)
+    return "{0}/{1}".format(dig(pod, ("metadata", "namespace")), owner) if owner else None
+
+
+def unpaused_operands(clients, nodes):
+    """'<namespace>/<name>' of the GPU-client DaemonSets running on the nodes that would not leave a paused node."""
+    out = set()
+    for ds in clients:
         for node in nodes:
             if daemonset_wants(ds, node)[0] and not leaves_when_paused(ds, node):
-                out.add("{0}/{1}".format(ds["metadata"].get("namespace"), ds["metadata"]["name"]))
+                out.add(ds_key(ds))
     return sorted(out)
 
 
@@ -111,9 +142,10 @@ def pod_ready(pod):
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in dig(pod, ("status", "conditions")) or [])
 
 
-def driver_states(nodes, driver_sets, revisions, driver_pods):
+def driver_states(nodes, driver_sets, revisions, driver_pods, assume_outdated=False):
     """Per GPU node: its driver DaemonSet, that DaemonSet's current revision, the node's driver pod and whether it
-    runs the current revision. Nodes no driver DaemonSet selects are left out (nothing to roll there)."""
+    runs the current revision (``assume_outdated``: none does, as after a template change check mode did not
+    write). Nodes no driver DaemonSet selects are left out (nothing to roll there)."""
     current = dict((ds["metadata"]["name"], current_revision(ds, revisions)) for ds in driver_sets)
     pods_by = {}
     for pod in driver_pods:
@@ -135,13 +167,18 @@ def driver_states(nodes, driver_sets, revisions, driver_pods):
                 "daemonset": ds_name,
                 "revision": current[ds_name],
                 "pod": pod,
-                "current": bool(pod) and pod_revision(pod) == current[ds_name],
+                "current": bool(pod) and not assume_outdated and pod_revision(pod) == current[ds_name],
                 "image": image_of(pod) if pod else None,
                 "target_image": image_of(ds["spec"]["template"]),
                 "stage": stage_of(node),
-                "ready": node_ready(node)[0] or bool(dig(node, ("spec", "unschedulable"))),
                 "reachable": _reachable(node),
                 "unschedulable": bool(dig(node, ("spec", "unschedulable"))),
+                # Out of service after its roll too: cordoned before the rollout took it (kept in an annotation).
+                "stays_cordoned": (
+                    (dig(node, ("metadata", "annotations")) or {}).get(ANN_UNSCHEDULABLE) == "true"
+                    if stage_of(node)
+                    else bool(dig(node, ("spec", "unschedulable")))
+                ),
             }
         )
     return out
@@ -166,35 +203,63 @@ def order(states):
     return sorted(todo, key=lambda s: (0 if s["stage"] else 1 if s["unschedulable"] else 2, s["node"]))
 
 
-def waves(todo, canary, width):
-    """Groups of nodes taken out together: ``canary`` nodes first, then at most ``width`` at a time. Nodes an
-    earlier run left mid-way come first, all together when they fit."""
-    out, rest = [], list(todo)
-    if canary and rest:
-        first = min(canary, width)
-        resumed = [s for s in rest if s["stage"]]
-        first = max(first, min(len(resumed), width))
-        out.append(rest[:first])
-        rest = rest[first:]
-    while rest:
-        out.append(rest[:width])
-        rest = rest[width:]
-    return out
-
-
-def budget(states, todo, max_unavailable):
-    """(nodes that may be out at once, GPU nodes already unavailable that the rollout does not take out)."""
+def plan_waves(states, todo, canary, max_unavailable):
+    """(waves, slots, down). The nodes already out of service (an earlier run's, or cordoned before) go first,
+    together: rolling them takes nothing more out. Then ``canary`` fresh nodes alone, then at most ``slots`` at a
+    time, where ``slots`` is max_unavailable less the GPU nodes that stay out: NotReady or cordoned ones the
+    rollout does not take, and those it takes that were cordoned before (they stay cordoned after their roll)."""
     planned = set(s["node"] for s in todo)
     down = sorted(s["node"] for s in states if s["node"] not in planned and (not s["reachable"] or s["unschedulable"]))
-    return max_unavailable - len(down), down
+    down += sorted(s["node"] for s in todo if not s["reachable"])
+    reachable = [s for s in todo if s["reachable"]]
+    out_now = [s for s in reachable if s["stage"] or s["unschedulable"]]
+    fresh = [s for s in reachable if not (s["stage"] or s["unschedulable"])]
+    slots = max_unavailable - len(down) - len([s for s in out_now if s["stays_cordoned"]])
+    waves = [out_now] if out_now else []
+    if fresh and slots >= 1:
+        first = min(canary, slots) if canary else slots
+        waves.append(fresh[:first])
+        rest = fresh[first:]
+        while rest:
+            waves.append(rest[:slots])
+            rest = rest[slots:]
+    return waves, slots, down
+
+
+def start_stage(state):
+    """Where a node's roll starts. An earlier run's progress is kept: a node whose driver already runs the current
+    revision and is ready goes straight to validation; one left in reload stays there (its operands stay off)."""
+    pod = state["pod"]
+    driver_ok = pod is not None and state["current"] and pod_ready(pod)
+    if state["stage"] in (RELOAD, VALIDATE, FAILED) and driver_ok:
+        return VALIDATE
+    if state["stage"] in (RELOAD, VALIDATE):
+        return RELOAD
+    return DRAIN
+
+
+def restarts(pod):
+    return max([c.get("restartCount") or 0 for c in dig(pod, ("status", "containerStatuses")) or []] or [0])
+
+
+def replace_driver(state):
+    """Whether to delete the node's driver pod: an older revision, or a current one that crash-loops (it restarts
+    clean once no client holds the device); never a current one that is still loading."""
+    pod = state["pod"]
+    if pod is None or dig(pod, ("metadata", "deletionTimestamp")):
+        return False
+    if not state["current"]:
+        return True
+    return not pod_ready(pod) and restarts(pod) > 0
 
 
 def mark_patch(node, stage, failure=None):
     """Merge patch: the node cordoned, in ``stage``; its schedulability before the first stage kept."""
     labels = dig(node, ("metadata", "labels")) or {}
     annotations = {}
-    if STATE_LABEL not in labels and dig(node, ("spec", "unschedulable")):
-        annotations[ANN_UNSCHEDULABLE] = "true"
+    if STATE_LABEL not in labels:
+        # The node's schedulability before its first stage (an annotation left from an older roll is replaced).
+        annotations[ANN_UNSCHEDULABLE] = "true" if dig(node, ("spec", "unschedulable")) else None
     if failure is not None:
         annotations[ANN_FAILURE] = failure[:1000]
     elif (dig(node, ("metadata", "annotations")) or {}).get(ANN_FAILURE):

@@ -39,8 +39,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import pod_state
 
 
-class NodeFailed(Exception):
-    """One node's rollout stopped: the stage it was in and why."""
+class NodeGone(Exception):
+    """The node was deleted during its roll."""
 
 
 class _Validation(object):
@@ -54,9 +54,13 @@ class _Validation(object):
             self._module = module._module
 
 
+def _key(pod):
+    return "{0}/{1}".format(pod["metadata"]["namespace"], pod["metadata"]["name"])
+
+
 class Rollout(object):
     def __init__(self, module, client, svc, cfg):
-        self.module, self.client, self.cfg = module, client, cfg
+        self.module, self.client, self.svc, self.cfg = module, client, svc, cfg
         self.progress = Progress(module)
         self.res = dict(
             (kind, svc.find_resource(kind, api, fail=True))
@@ -68,7 +72,6 @@ class Rollout(object):
                 ("PodDisruptionBudget", "policy/v1"),
             )
         )
-        self.svc = svc
         self.core = core_api(client)
         self.writes = 0
 
@@ -78,7 +81,9 @@ class Rollout(object):
         self.driver_sets = list_items(
             self.client, self.res["DaemonSet"], ns, label_selector=self.cfg["driver_selector"], param="driver_selector"
         )
-        self.daemonsets = list_items(self.client, self.res["DaemonSet"], ns)
+        driver_names = set(d["metadata"]["name"] for d in self.driver_sets)
+        self.clients = plan.gpu_clients(list_items(self.client, self.res["DaemonSet"]), ns, driver_names)
+        self.client_keys = set(plan.ds_key(d) for d in self.clients)
         revisions = list_items(self.client, self.res["ControllerRevision"], ns)
         pods = list_items(self.client, self.res["Pod"], ns, label_selector=self.cfg["driver_selector"])
         nodes = list_items(self.client, self.res["Node"])
@@ -86,12 +91,12 @@ class Rollout(object):
             wanted = set(self.cfg["node_names"])
             nodes = [n for n in nodes if n["metadata"]["name"] in wanted]
         self.nodes = dict((n["metadata"]["name"], n) for n in nodes)
-        return plan.driver_states(nodes, self.driver_sets, revisions, pods)
+        return plan.driver_states(nodes, self.driver_sets, revisions, pods, self.cfg["assume_outdated"])
 
     def node(self, name):
         node = get_item(self.client, self.res["Node"], name)
         if node is None:
-            raise NodeFailed("the node was deleted")
+            raise NodeGone(name)
         return node
 
     def pods_on(self, name, namespace=None):
@@ -129,6 +134,8 @@ class Rollout(object):
             raise
 
     def delete_pod(self, pod):
+        if pod["metadata"].get("deletionTimestamp"):
+            return  # already terminating: a second delete changes nothing
         try:
             self.client.delete(self.res["Pod"], name=pod["metadata"]["name"], namespace=pod["metadata"]["namespace"])
             self.writes += 1
@@ -136,16 +143,17 @@ class Rollout(object):
             if status_of(exc) != 404:
                 raise
 
-    # -- one wave -----------------------------------------------------------------------------------------------
+    # -- waiting ------------------------------------------------------------------------------------------------
     def poll(self, look, timeout, what):
-        """Call look() -> (done, detail) until done or timeout; (done, detail)."""
+        """Call look() -> (done, detail) until done or timeout; (done, detail, seconds)."""
         start, interval = time.monotonic(), 0.5
         while True:
             done, detail = look()
-            if done or time.monotonic() - start >= timeout:
-                return done, detail
-            self.progress("{0}: {1}".format(what, detail))
-            time.sleep(min(interval, max(timeout - (time.monotonic() - start), 0.1)))
+            elapsed = time.monotonic() - start
+            if done or elapsed >= timeout:
+                return done, detail, elapsed
+            self.progress("{0}: {1}".format(what, detail if isinstance(detail, str) else "waiting"))
+            time.sleep(min(interval, max(timeout - elapsed, 0.1)))
             interval = min(interval * 2, self.cfg["wait_sleep"])
 
     def drain(self, names):
@@ -153,50 +161,41 @@ class Rollout(object):
         refused = {}
 
         def look():
-            left = []
+            left = {}
             for name in names:
                 for pod in plan.gpu_pods(self.pods_on(name)):
-                    left.append(pod)
+                    left.setdefault(name, []).append(pod)
                     if pod["metadata"].get("deletionTimestamp"):
                         continue
                     why = self.evict(pod)
-                    key = "{0}/{1}".format(pod["metadata"]["namespace"], pod["metadata"]["name"])
                     if why:
-                        refused[key] = (name, pod, why)
+                        refused[_key(pod)] = why
                     else:
-                        refused.pop(key, None)
-            return not left, "waiting for {0} GPU pod(s) to leave: {1}".format(
-                len(left), ", ".join(sorted(p["metadata"]["name"] for p in left)[:5])
-            )
+                        refused.pop(_key(pod), None)
+            return not left, left
 
-        done, dummy = self.poll(look, self.cfg["drain_timeout"], "drain " + ", ".join(names))
+        done, left, dummy = self.poll(look, self.cfg["drain_timeout"], "drain " + ", ".join(names))
+        if not done and self.cfg["delete_after_timeout"]:
+            for pods in left.values():
+                for pod in pods:
+                    self.progress("deleting {0} (delete_after_timeout)".format(_key(pod)))
+                    self.delete_pod(pod)
+            done, left, dummy = self.poll(look, self.cfg["drain_timeout"], "deleted GPU pods leaving")
         if done:
             return {}
-        if self.cfg["delete_after_timeout"]:
-            for name in names:
-                for pod in plan.gpu_pods(self.pods_on(name)):
-                    self.progress(
-                        "deleting {0}/{1} (delete_after_timeout)".format(
-                            pod["metadata"]["namespace"], pod["metadata"]["name"]
-                        )
-                    )
-                    self.delete_pod(pod)
-            done, dummy = self.poll(look, self.cfg["drain_timeout"], "deleted GPU pods leaving")
-            if done:
-                return {}
         failures = {}
-        for name in names:
-            left = plan.gpu_pods(self.pods_on(name))
-            if not left:
-                continue
-            words = []
-            for pod in left:
-                key = "{0}/{1}".format(pod["metadata"]["namespace"], pod["metadata"]["name"])
-                why = refused.get(key, (None, None, None))[2]
-                words.append("{0}: {1}".format(key, self.refusal(pod, why) if why else "still terminating"))
-            failures[name] = "GPU pods still on the node after drain_timeout ({0}s): {1}".format(
-                self.cfg["drain_timeout"], "; ".join(words)
-            ) + (" (set delete_after_timeout to delete them)" if not self.cfg["delete_after_timeout"] else "")
+        for name, pods in left.items():
+            words = [
+                "{0}: {1}".format(
+                    _key(p), self.refusal(p, refused[_key(p)]) if _key(p) in refused else "still terminating"
+                )
+                for p in pods
+            ]
+            failures[name] = "GPU pods still on the node after drain_timeout ({0}s): {1}{2}".format(
+                self.cfg["drain_timeout"],
+                "; ".join(words),
+                "" if self.cfg["delete_after_timeout"] else " (set delete_after_timeout to delete them)",
+            )
         return failures
 
     def refusal(self, pod, why):
@@ -213,65 +212,52 @@ class Rollout(object):
         return "eviction refused: {0}{1}".format(one_line(why, 200), " - " + ", ".join(named) if named else "")
 
     def operands_gone(self, names):
-        """Wait until no operand pod (a DaemonSet pod other than the driver's) and no GPU pod is left on the nodes:
-        a pod still terminating holds the device as long as its containers run."""
-        driver_names = set(d["metadata"]["name"] for d in self.driver_sets)
+        """Wait until no GPU client is left on the nodes: no pod of a GPU-client DaemonSet (any namespace) and no
+        pod that requests an NVIDIA resource. A pod still terminating holds the device as long as it runs."""
 
         def look():
-            left = []
+            left = {}
             for name in names:
                 for pod in self.pods_on(name):
-                    owner = owner_daemonset(pod)
-                    mine = pod["metadata"]["namespace"] == self.cfg["namespace"] and owner and owner not in driver_names
-                    if mine or pod in plan.gpu_pods([pod]):
-                        left.append("{0} on {1}".format(pod["metadata"]["name"], name))
-            return not left, "waiting for the operands to leave: " + ", ".join(left[:5])
+                    if dig(pod, ("status", "phase")) in plan.TERMINAL:
+                        continue  # its containers have exited: nothing holds the device
+                    if plan.pod_owner_key(pod) in self.client_keys or plan.gpu_requests(pod):
+                        left.setdefault(name, []).append(_key(pod))
+            return not left, left
 
-        done, detail = self.poll(look, self.cfg["drain_timeout"], "pause")
-        if done:
-            return {}
+        done, left, seconds = self.poll(look, self.cfg["drain_timeout"], "operands leaving")
         return dict(
-            (n, "GPU clients still on the node after {0}s: {1}".format(self.cfg["drain_timeout"], detail))
-            for n in names
+            (n, "GPU clients still on the node after {0:.0f}s: {1}".format(seconds, ", ".join(pods[:5])))
+            for n, pods in ({} if done else left).items()
         )
 
-    def replace_drivers(self, states):
-        """Delete each node's driver pod unless it already runs the current revision and is ready."""
-        for st in states:
-            pod = st["pod"]
-            if pod is not None and not (st["current"] and plan.pod_ready(pod)):
-                self.progress("{0}: replacing driver pod {1}".format(st["node"], pod["metadata"]["name"]))
-                self.delete_pod(pod)
-
     def driver_pod(self, st):
-        ds = st["daemonset"]
         pods = [
             p
             for p in self.pods_on(st["node"], self.cfg["namespace"])
-            if owner_daemonset(p) == ds and not p["metadata"].get("deletionTimestamp")
+            if owner_daemonset(p) == st["daemonset"] and not p["metadata"].get("deletionTimestamp")
         ]
         return pods[-1] if pods else None
 
-    def wait_drivers(self, states, deadline):
-        failures = {}
-
+    def wait_drivers(self, states):
         def look():
             waiting = []
             for st in states:
-                if st["node"] in failures:
-                    continue
                 pod = self.driver_pod(st)
                 if pod is None or pod_revision(pod) != st["revision"] or not plan.pod_ready(pod):
                     waiting.append((st, pod))
             return not waiting, waiting
 
-        done, waiting = self.poll(look, max(deadline - time.monotonic(), 1), "new drivers")
-        if not done:
-            for st, pod in waiting:
-                failures[st["node"]] = "the new driver pod is not ready after {0}s: {1}{2}".format(
-                    self.cfg["wait_timeout"], pod_state(pod)[1] if pod else "no pod", self.log_tail(pod)
-                )
-        return failures
+        done, waiting, seconds = self.poll(look, self.cfg["wait_timeout"], "new drivers")
+        return dict(
+            (
+                st["node"],
+                "the new driver pod is not ready after {0:.0f}s: {1}{2}".format(
+                    seconds, pod_state(pod)[1] if pod else "no pod", self.log_tail(pod)
+                ),
+            )
+            for st, pod in ([] if done else waiting)
+        )
 
     def log_tail(self, pod, lines=3):
         if pod is None:
@@ -283,88 +269,115 @@ class Rollout(object):
         text = " | ".join(line.strip() for line in to_text(text).splitlines() if line.strip())
         return " (log: {0})".format(one_line(text, 300)) if text else ""
 
-    def wait_operands(self, names, deadline):
-        """Every DaemonSet of the namespace that wants the node has a ready pod on it, and the node has GPUs."""
+    def wait_operands(self, names):
+        """Every GPU-client DaemonSet that wants the node has a ready pod on it, and the node advertises GPUs."""
 
         def look():
-            waiting = []
+            waiting = {}
             for name in names:
                 node = self.node(name)
-                pods = self.pods_on(name, self.cfg["namespace"])
-                for ds in self.daemonsets:
+                pods = self.pods_on(name)
+                for ds in self.clients:
                     if not daemonset_wants(ds, node)[0]:
                         continue
-                    mine = [p for p in pods if owner_daemonset(p) == ds["metadata"]["name"]]
+                    mine = [p for p in pods if plan.pod_owner_key(p) == plan.ds_key(ds)]
                     if not any(plan.pod_ready(p) for p in mine):
-                        waiting.append(
-                            "{0} on {1} ({2})".format(
-                                ds["metadata"]["name"], name, pod_state(mine[-1] if mine else None)[1]
-                            )
-                        )
+                        words = "{0} ({1})".format(plan.ds_key(ds), pod_state(mine[-1] if mine else None)[1])
+                        waiting.setdefault(name, []).append(words)
                 alloc = (node.get("status") or {}).get("allocatable") or {}
                 if not any(plan.GPU_RESOURCE_RE.match(k) and str(v) not in ("0", "") for k, v in alloc.items()):
-                    waiting.append("{0}: no allocatable GPU yet".format(name))
-            return not waiting, "; ".join(waiting)
+                    waiting.setdefault(name, []).append("no allocatable GPU")
+            return not waiting, waiting
 
-        done, detail = self.poll(look, max(deadline - time.monotonic(), 1), "operands")
-        if done:
-            return {}
+        done, waiting, seconds = self.poll(look, self.cfg["wait_timeout"], "operands")
         return dict(
-            (n, "the operands are not ready after {0}s: {1}".format(self.cfg["wait_timeout"], detail))
-            for n in names
-            if n in detail
+            (n, "the operands are not ready after {0:.0f}s: {1}".format(seconds, "; ".join(words)))
+            for n, words in ({} if done else waiting).items()
         )
 
     def validate(self, names):
         if not self.cfg["validate"] or not names:
-            return {}, None
+            return {}
         params = validation_params(self.cfg, names)
         result = validate_runner.run(_Validation(self.module, params), self.client, self.svc)
         failures = {}
         for entry in result.get("nodes") or []:
             checks = entry.get("checks") or {}
+            node = self.node(entry["node"])
             words = [
                 "{0}: {1}".format(name, one_line(checks[name].get("message") or "", 300))
                 for name in [NODE_CHECK] + list(self.cfg["validate_checks"])
                 if (checks.get(name) or {}).get("status") in (FAIL, UNREACHABLE)
                 # the node is cordoned on purpose: the pods are pinned to it by nodeName
-                and not (name == NODE_CHECK and dig(self.node(entry["node"]), ("spec", "unschedulable")) and
-                         condition_true(self.node(entry["node"]), "Ready"))
-            ]  # fmt: skip
+                and not (name == NODE_CHECK and dig(node, ("spec", "unschedulable")) and condition_true(node, "Ready"))
+            ]
             if words and entry["node"] in names:
                 failures[entry["node"]] = "gpu_validate failed: " + "; ".join(words)
-        return failures, result.get("table")
+        return failures
+
+    # -- one wave -----------------------------------------------------------------------------------------------
+    def each(self, states, failed, stage):
+        """Mark the nodes' stage; a node deleted meanwhile fails alone."""
+        for st in states:
+            try:
+                self.mark(st["node"], stage)
+            except NodeGone:
+                failed[st["node"]] = "the node was deleted during its roll"
+
+    def steps(self, states, failed):
+        """Drain, reload, validate; each node from the stage an earlier run left it in (plan.start_stage)."""
+        start = dict((s["node"], plan.start_stage(s)) for s in states)
+
+        def active(*stages):
+            return [s for s in states if s["node"] not in failed and start[s["node"]] in stages]
+
+        for st in states:
+            self.progress("{0}: from stage {1}".format(st["node"], start[st["node"]]))
+        self.each(active(plan.DRAIN), failed, plan.DRAIN)
+        # A node resumed in reload is drained too (without going back a stage): a GPU pod bound to it by nodeName
+        # may have come since.
+        failed.update(self.drain([s["node"] for s in active(plan.DRAIN, plan.RELOAD)]))
+        self.each(active(plan.DRAIN, plan.RELOAD), failed, plan.RELOAD)
+        failed.update(self.operands_gone([s["node"] for s in active(plan.DRAIN, plan.RELOAD)]))
+        for st in active(plan.DRAIN, plan.RELOAD):
+            if plan.replace_driver(st):
+                self.progress("{0}: replacing driver pod {1}".format(st["node"], st["pod"]["metadata"]["name"]))
+                self.delete_pod(st["pod"])
+        failed.update(self.wait_drivers(active(plan.DRAIN, plan.RELOAD)))
+        everyone = (plan.DRAIN, plan.RELOAD, plan.VALIDATE)
+        self.each(active(*everyone), failed, plan.VALIDATE)
+        failed.update(self.wait_operands([s["node"] for s in active(*everyone)]))
+        failed.update(self.validate([s["node"] for s in active(*everyone)]))
 
     def wave(self, states):
-        names = [s["node"] for s in states]
-        started = time.monotonic()
-        failed = {}
-
-        def active():
-            return [s for s in states if s["node"] not in failed]
-
-        for name in names:
-            self.progress("{0}: cordon, drain its GPU pods".format(name))
-            self.mark(name, plan.DRAIN)
-        failed.update(self.drain(names))
-        for st in active():
-            self.mark(st["node"], plan.RELOAD)
-        failed.update(self.operands_gone([s["node"] for s in active()]))
-        self.replace_drivers(active())
-        deadline = time.monotonic() + self.cfg["wait_timeout"]
-        failed.update(self.wait_drivers(active(), deadline))
-        for st in active():
-            self.mark(st["node"], plan.VALIDATE)
-        failed.update(self.wait_operands([s["node"] for s in active()], deadline))
-        checks, table = self.validate([s["node"] for s in active()])
-        failed.update(checks)
+        """Roll the wave's nodes; {node: why} of those that failed. An error of the API stops the wave: its
+        unfinished nodes are marked failed with it (they stay cordoned, named), and it is raised."""
+        started, failed, error = time.monotonic(), {}, None
+        try:
+            self.steps(states, failed)
+        except NodeGone as exc:
+            failed[str(exc)] = "the node was deleted during its roll"
+        except Exception as exc:  # every node of the wave must end labelled: failed or done
+            error = exc
+            why = "stopped by an error: {0}".format(one_line(to_text(exc), 300))
+            for st in states:
+                failed.setdefault(st["node"], why)
         for st in states:
-            if st["node"] in failed:
-                self.mark(st["node"], plan.FAILED, failed[st["node"]])
-            else:
-                self.patch_node(st["node"], plan.finish_patch(self.node(st["node"])))
-        seconds = time.monotonic() - started
-        return failed, seconds, table
+            try:
+                if st["node"] in failed:
+                    self.mark(st["node"], plan.FAILED, failed[st["node"]])
+                else:
+                    self.patch_node(st["node"], plan.finish_patch(self.node(st["node"])))
+            except NodeGone:
+                continue
+        if error is not None:
+            raise GpuopsError(
+                "driver rollout stopped by an error in the wave of {0}: {1}. Those nodes are cordoned and labelled "
+                "{2}=failed; run again to resume.".format(
+                    ", ".join(s["node"] for s in states), one_line(to_text(error), 300), plan.STATE_LABEL
+                )
+            )
+        return failed, time.monotonic() - started
 
 
 def _row(st, result, note=None, seconds=None, after=None):
@@ -377,6 +390,35 @@ def _row(st, result, note=None, seconds=None, after=None):
         "note": note,
         "stage": st["stage"],
     }
+
+
+def _refuse_before_writes(cfg, ro, states, todo):
+    """The waves, or a GpuopsError naming what stops the rollout before any write."""
+    width = plan.parse_max_unavailable(cfg["max_unavailable"], len(states))
+    groups, slots, down = plan.plan_waves(states, todo, cfg["canary"], width)
+    fresh = [s for s in todo if s["reachable"] and not (s["stage"] or s["unschedulable"])]
+    if fresh and slots < 1:
+        raise GpuopsError(
+            "is {0} and {1} GPU node(s) stay out of service ({2}): no node can be taken out for its driver now. "
+            "Bring them back, or raise max_unavailable".format(
+                cfg["max_unavailable"],
+                width - slots,
+                ", ".join(down + [s["node"] for s in todo if s["reachable"] and s["stays_cordoned"]]),
+            ),
+            param="max_unavailable",
+        )
+    reachable = [ro.nodes[s["node"]] for s in todo if s["reachable"]]
+    unpaused = plan.unpaused_operands(ro.clients, reachable)
+    if unpaused:
+        raise GpuopsError(
+            "DaemonSet(s) {0} would keep running on a node while its driver is replaced (no '{1} NotIn [{2}]' in "
+            "their node affinity), so the new driver could not unload the old one (driver is in use). They come "
+            "from an earlier release of gpuops.cluster or from another tool: apply this release's operand states "
+            "first (run site.yml with driver_upgrade: false), then roll the driver".format(
+                ", ".join(unpaused), plan.STATE_LABEL, plan.PAUSED
+            )
+        )
+    return groups
 
 
 def run(module, client, svc):
@@ -392,58 +434,31 @@ def run(module, client, svc):
             param="driver_selector",
         )
     todo = plan.order(states)
-    rows = [_row(s, "current", after=s["image"]) for s in states if not plan.needs_roll(s)]
-    result = {"changed": False, "nodes": [], "waves": [], "failed_nodes": [], "not_reached": []}
-    if not todo:
-        result.update(
-            nodes=rows, table=plan.table(rows), seconds=round(time.monotonic() - t0, 3), progress=ro.progress.events
-        )
-        result["msg"] = "every driver pod runs its DaemonSet's current revision ({0} GPU node(s))".format(len(states))
-        return result
-    width = plan.parse_max_unavailable(cfg["max_unavailable"], len(states))
-    allowed, down = plan.budget(states, todo, width)
-    if allowed < 1:
-        raise GpuopsError(
-            "is {0} and {1} GPU node(s) are already unavailable ({2}): no node can be taken out for its driver "
-            "now. Bring them back, or raise max_unavailable".format(cfg["max_unavailable"], len(down), ", ".join(down)),
-            param="max_unavailable",
-        )
+    rows = [
+        _row(s, "current", after=s["image"]) if s["pod"] else _row(s, "no driver pod", "its DaemonSet has no pod there")
+        for s in states
+        if not plan.needs_roll(s)
+    ]
     unreachable = [s for s in todo if not s["reachable"]]
-    todo = [s for s in todo if s["reachable"]]
-    unpaused = plan.unpaused_operands(
-        ro.daemonsets, set(d["metadata"]["name"] for d in ro.driver_sets), [ro.nodes[s["node"]] for s in todo]
-    )
-    if unpaused:
-        raise GpuopsError(
-            "DaemonSet(s) {0} would keep running on a node while its driver is replaced (no '{1} NotIn [{2}]' in "
-            "their node affinity), so the new driver could not unload the old one (driver is in use). They come "
-            "from an earlier release of gpuops.cluster or from another tool: apply this release's operand states "
-            "first (run site.yml with driver_upgrade: false), then roll the driver".format(
-                ", ".join(unpaused), plan.STATE_LABEL, plan.PAUSED
-            )
+    rows += [_row(s, "unreachable", "node NotReady: not rolled") for s in unreachable]
+    result = {"changed": False, "nodes": rows, "waves": [], "failed_nodes": [], "not_reached": [], "writes": 0}
+    if len(unreachable) == len(todo):
+        result.update(table=plan.table(rows), seconds=round(time.monotonic() - t0, 3), progress=ro.progress.events)
+        result["msg"] = "nothing to roll: {0} GPU node(s) current{1}".format(
+            len([r for r in rows if r["result"] == "current"]),
+            ", {0} NotReady with an older driver".format(len(unreachable)) if unreachable else "",
         )
-    groups = plan.waves(todo, cfg["canary"], allowed)
+        return result
+    groups = _refuse_before_writes(cfg, ro, states, todo)
     result["waves"] = [[s["node"] for s in g] for g in groups]
     if module.check_mode:
         for i, group in enumerate(groups):
-            rows += [
-                _row(
-                    s,
-                    "would upgrade",
-                    "wave {0}{1}".format(i + 1, " (canary)" if i == 0 and cfg["canary"] else ""),
-                    after=s["target_image"],
-                )
-                for s in group
-            ]
-        rows += [_row(s, "unreachable", "node NotReady: not rolled") for s in unreachable]
-        result.update(
-            changed=True,
-            nodes=rows,
-            table=plan.table(rows),
-            progress=ro.progress.events,
-            seconds=round(time.monotonic() - t0, 3),
+            rows += [_row(s, "would upgrade", "wave {0}".format(i + 1), after=s["target_image"]) for s in group]
+        result.update(changed=True, table=plan.table(rows), progress=ro.progress.events)
+        result["seconds"] = round(time.monotonic() - t0, 3)
+        result["msg"] = "would roll the driver on {0} GPU node(s) in {1} wave(s)".format(
+            sum(len(g) for g in groups), len(groups)
         )
-        result["msg"] = "would roll the driver on {0} GPU node(s) in {1} wave(s)".format(len(todo), len(groups))
         return result
     stopped = None
     for i, group in enumerate(groups):
@@ -452,19 +467,16 @@ def run(module, client, svc):
             result["not_reached"] += [s["node"] for s in group]
             continue
         ro.progress("wave {0} of {1}: {2}".format(i + 1, len(groups), ", ".join(s["node"] for s in group)))
-        failed, seconds, dummy = ro.wave(group)
+        failed, seconds = ro.wave(group)
         for st in group:
             if st["node"] in failed:
                 rows.append(_row(st, "failed", failed[st["node"]], seconds))
                 result["failed_nodes"].append(st["node"])
             else:
                 rows.append(_row(st, "upgraded", None, seconds, st["target_image"]))
-        if failed:
-            stopped = i + 1
-    rows += [_row(s, "unreachable", "node NotReady: not rolled") for s in unreachable]
-    result.update(changed=ro.writes > 0, nodes=rows, table=plan.table(rows), progress=ro.progress.events)
+        stopped = i + 1 if failed else None
+    result.update(changed=ro.writes > 0, table=plan.table(rows), progress=ro.progress.events, writes=ro.writes)
     result["seconds"] = round(time.monotonic() - t0, 3)
-    result["writes"] = ro.writes
     done = [r["node"] for r in rows if r["result"] == "upgraded"]
     if stopped:
         first = result["failed_nodes"][0]
@@ -473,7 +485,12 @@ def run(module, client, svc):
             "driver rollout stopped in wave {0}: {1} failed ({2}). It stays cordoned with label {3}=failed; {4} "
             "upgraded, {5} not reached (they keep their driver and workloads). Fix the cause and run again: the "
             "rollout resumes with the failed node(s).".format(
-                stopped, ", ".join(result["failed_nodes"]), why, plan.STATE_LABEL, len(done), len(result["not_reached"])
+                stopped,
+                ", ".join(result["failed_nodes"]),
+                why,
+                plan.STATE_LABEL,
+                len(done),
+                len(result["not_reached"]),
             ),
             **dict((k, v) for k, v in result.items() if k != "changed"),
         )

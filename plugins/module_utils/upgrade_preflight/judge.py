@@ -171,7 +171,12 @@ def release_checks(target, current, cluster_version, operators, request_counts, 
 
 
 def image_check(state, tag, dtk_known):
-    """(status, words) of the driver image for the target kernel: ready, building, failed, or missing."""
+    """(status, words) of the driver image for the target kernel: ready (built from the inputs the driver state will
+    use), building, failed, or missing."""
+    if state.get("not_built"):
+        return WARN, state["not_built"]
+    if state.get("ready") and state.get("unchecked"):
+        return WARN, "image {0} present, but its inputs could not be compared: {1}".format(tag, state["unchecked"])
     if state.get("ready"):
         return OK, "image {0} ready".format(tag)
     if state.get("building"):
@@ -179,13 +184,14 @@ def image_check(state, tag, dtk_known):
     if state.get("failed"):
         return FAIL, "image {0}: {1}".format(tag, state["failed"])
     if state.get("would_build"):
-        return FAIL, "image {0} missing (would build now)".format(tag)
+        return FAIL, "image {0} {1} (would build now)".format(tag, state.get("why") or "missing")
     if not dtk_known:
         return FAIL, (
-            "image {0} missing, and the target's Driver Toolkit image is unknown: give it (`oc adm release info "
-            "<release image> --image-for=driver-toolkit`) and build".format(tag)
+            "image {0} missing, and the target's Driver Toolkit image is unknown: give it in driver_toolkit_images "
+            "(driver_ocp_upgrade_toolkit_images) from `oc adm release info <release image> --image-for=driver-toolkit`, "
+            "and build".format(tag)
         )
-    return FAIL, "image {0} missing: build it before the upgrade".format(tag)
+    return FAIL, "image {0} {1}: build it before the upgrade".format(tag, state.get("why") or "missing")
 
 
 def verdict(checks):

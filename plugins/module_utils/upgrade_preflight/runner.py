@@ -51,7 +51,11 @@ def argument_spec():
         driver_toolkit_images=dict(type="dict", default={}),
         build=dict(type="bool", default=False),
         driver_version=dict(type="str", required=True),
-        strategy=dict(type="str", default="driver-toolkit", choices=["driver-toolkit", "entitlement"]),
+        strategy=dict(
+            type="str",
+            default="driver-toolkit",
+            choices=["driver-toolkit", "entitlement", "precompiled", "runtime-compiled"],
+        ),
         kernel_module_type=dict(type="str", default="auto", choices=["auto", "open", "proprietary"]),
         namespace=dict(type="str", default="nvidia-gpu-driver"),
         name=dict(type="str", default="nvidia-gpu-driver"),
@@ -103,8 +107,11 @@ class Reader(object):
         return (list_items(self.client, res, namespace, label_selector=label_selector), True) if res else ([], False)
 
 
-def _image_states(cfg, reader, kernels):
-    """{kernel: {'ready'|'building'|'failed': ...}} of the driver images of the target kernels."""
+BUILT = ("driver-toolkit", "entitlement")
+
+
+def _tag_states(cfg, reader, kernels):
+    """{kernel: state} from the ImageStream's tags and the newest Build of each kernel (the inputs not compared)."""
     stream_res = reader.resource("ImageStream", "image.openshift.io/v1")
     stream = get_item(reader.client, stream_res, cfg["name"], cfg["namespace"]) if stream_res else None
     tags = imagestream_tags(stream)
@@ -112,8 +119,8 @@ def _image_states(cfg, reader, kernels):
     out = {}
     for kernel, tag in kernels.items():
         state = {"tag": tag}
-        mine = builds_for(builds, buildconfig_name(cfg["name"], kernel))
-        last = mine[-1] if mine else None
+        mine = builds_for(builds, buildconfig_name(cfg["name"], kernel))  # newest first
+        last = mine[0] if mine else None
         if tag in tags:
             state["ready"] = tags[tag]["image"]
         elif last and build_phase(last) in ("New", "Pending", "Running"):
@@ -144,8 +151,10 @@ def _dtk_image(cfg, reader, version, row):
     return None
 
 
-def _build(cfg, client, svc, progress, row, module_type, dtk):
-    """Build the driver image of one target kernel with driver_container_build's code and inputs."""
+def _build(cfg, client, svc, progress, row, module_type, dtk, check_mode):
+    """driver_container_build's own plan (check mode) or build for one target kernel: the driver state's options,
+    the target's kernel, os-release and Driver Toolkit image, so the inputs hash is the one it computes after the
+    upgrade."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
     params = {
@@ -156,7 +165,7 @@ def _build(cfg, client, svc, progress, row, module_type, dtk):
         "name": cfg["name"],
         "kernel_versions": [row["kernel"]],
         "os_release": os_release(row),
-        "base_image": dtk,
+        "base_image": dtk if cfg["strategy"] == "driver-toolkit" else None,
         "registry": cfg["registry"],
         "precompiled_image": cfg["precompiled_image"],
         "entitlement_secret": cfg["entitlement_secret"],
@@ -167,26 +176,67 @@ def _build(cfg, client, svc, progress, row, module_type, dtk):
     checked = ArgumentSpecValidator(build_params.argument_spec()).validate(params)
     if checked.error_messages:
         raise GpuopsError("; ".join(checked.error_messages))
-    return ensure(build_params.validate_params(checked.validated_parameters), client, svc, progress)
+    config = build_params.validate_params(checked.validated_parameters, check_mode=check_mode)
+    return ensure(config, client, svc, progress)["kernels"][row["kernel"]]
 
 
-def _build_missing(cfg, module, client, svc, progress, found, module_type):
-    """Build the images that are missing (when asked); ([build names], {kernel: error}), or None when none ran."""
+def _planned_state(state, planned):
+    """A tag's state, judged by driver_container_build's plan: current only when built from these inputs."""
+    out = dict(state)
+    if planned.get("action") == "current" or (planned.get("action") == "built" and planned.get("ready")):
+        out["ready"] = planned.get("image_digest") or planned.get("image")
+    elif planned.get("action") in ("built", "building"):
+        out.pop("ready", None)
+        out["building"] = "{0} ({1})".format(planned.get("build"), planned.get("reason"))
+    else:
+        out.pop("ready", None)
+        out["why"] = planned.get("reason") or "missing"
+    return out
+
+
+def _image_states(cfg, module, client, svc, progress, found, module_type):
+    """{kernel: state} of the target kernels' images, built when asked; [builds started]."""
     rows_of, kernels, states, dtks = found
-    built, errors = [], {}
+    built = []
     for version, row in rows_of.items():
-        if not row or states[row["kernel"]].get("ready") or states[row["kernel"]].get("building"):
+        if not row:
             continue
-        if module.check_mode and cfg["build"]:
-            states[row["kernel"]]["would_build"] = True
-        elif cfg["build"] and (dtks.get(version) or cfg["strategy"] != "driver-toolkit"):
-            progress("building the driver image of {0} (kernel {1})".format(version, row["kernel"]))
-            try:
-                result = _build(cfg, client, svc, progress, row, module_type, dtks.get(version))
-                built += [b.get("name") for b in result.get("builds") or []]
-            except GpuopsError as exc:
-                errors[row["kernel"]] = str(exc)
-    return (built, errors) if built or errors else None
+        kernel = row["kernel"]
+        if cfg["strategy"] not in BUILT:
+            states[kernel] = {"not_built": "driver_build_mode {0}: NVIDIA's image for the target is pulled, not built "
+                              "here; not checked".format(cfg["strategy"])}  # fmt: skip
+            continue
+        if cfg["strategy"] == "driver-toolkit" and not dtks.get(version):
+            if states[kernel].get("ready"):
+                states[kernel]["unchecked"] = "the target's Driver Toolkit image is unknown"
+            continue
+        try:
+            states[kernel] = _planned_state(
+                states[kernel], _build(cfg, client, svc, progress, row, module_type, dtks.get(version), True)
+            )
+            if states[kernel].get("ready") or states[kernel].get("building") or not cfg["build"]:
+                continue
+            if module.check_mode:
+                states[kernel]["would_build"] = True
+                continue
+            progress("building the driver image of {0} (kernel {1})".format(version, kernel))
+            planned = _build(cfg, client, svc, progress, row, module_type, dtks.get(version), False)
+            built.append(planned.get("build"))
+            states[kernel] = _planned_state(states[kernel], planned)
+        except GpuopsError as exc:
+            states[kernel] = dict(states[kernel], failed=str(exc))
+            states[kernel].pop("ready", None)
+    return built
+
+
+def _image_status(status, state):
+    if status == judge.OK:
+        return "ready"
+    if state.get("not_built"):
+        return "n/a"
+    if state.get("ready"):
+        return "present"
+    return "building" if state.get("building") else "missing"
 
 
 def _rows(cfg, targets, rows_of, cluster, by_pool, products, images):
@@ -205,7 +255,9 @@ def _rows(cfg, targets, rows_of, cluster, by_pool, products, images):
                     (
                         "release",
                         judge.FAIL,
-                        "kernel and RHCOS build of {0} unknown: give them in releases".format(version),
+                        "kernel and RHCOS build of {0} unknown: give them in releases (driver_ocp_upgrade_releases)".format(
+                            version
+                        ),
                     ),
                 )
                 image_status = "unknown"
@@ -216,11 +268,7 @@ def _rows(cfg, targets, rows_of, cluster, by_pool, products, images):
                     bool(dtks.get(version)) or cfg["strategy"] != "driver-toolkit",
                 )
                 checks.insert(0, ("image", status, words))
-                image_status = (
-                    "ready"
-                    if status == judge.OK
-                    else "building" if states[row["kernel"]].get("building") else "missing"
-                )
+                image_status = _image_status(status, states[row["kernel"]])
             checks.insert(1, ("driver",) + judge.driver_supports(cfg["driver_version"], [products[n] for n in names]))
             verdict, failed, warned = judge.verdict(checks)
             out_rows.append(
@@ -296,14 +344,9 @@ def run(module, client, svc):
             kernels[row["kernel"]] = image_tag(
                 cfg["driver_version"], row["kernel"], os_tag(osr["ID"], osr["VERSION_ID"])
             )
-    states = _image_states(cfg, reader, kernels)
+    states = _tag_states(cfg, reader, kernels)
     dtks = dict((v, _dtk_image(cfg, reader, v, r)) for v, r in rows_of.items() if r)
-    built = _build_missing(cfg, module, client, svc, progress, (rows_of, kernels, states, dtks), module_type)
-    if built:
-        states = _image_states(cfg, reader, kernels)
-        for kernel, text in built[1].items():
-            states[kernel].setdefault("failed", text)
-    built = built[0] if built else []
+    built = _image_states(cfg, module, client, svc, progress, (rows_of, kernels, states, dtks), module_type)
     out_rows = _rows(
         cfg,
         targets,

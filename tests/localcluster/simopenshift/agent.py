@@ -846,6 +846,17 @@ class NodeAgent(Controller):
         clock = self.clock(pod, boot, now)
         if clock.final:
             return
+        status = pod.get("status") or {}
+        if (
+            status.get("phase") == "Running"
+            and gpustack.workload_seconds(pod) is None
+            and all("running" in (c.get("state") or {}) for c in status.get("containerStatuses") or [{}])
+            # not since a reboot (the clock counted a restart the status does not show yet)
+            and clock.restarts == max([c.get("restartCount", 0) for c in status.get("containerStatuses") or []] + [0])
+        ):
+            # A GPU program that runs keeps its device: the device plugin or GFD leaving (they only allocate and
+            # label) does not stop it, as on a node (k8s-device-plugin: a restarted plugin leaves running pods alone).
+            return
         requested = gpustack.gpu_request(pod)
         kind = gpustack.workload_kind(pod)
         ok = stack_ready and gpu_count > 0 and (requested == 0 or plugin_ready)

@@ -106,7 +106,7 @@ def test_a_daemonset_with_the_pause_rule_leaves_a_node_in_reload_and_only_then()
     assert not daemonsets.daemonset_wants(ds("plugin", pause=True), node("gpu-1", {plan.STATE_LABEL: plan.RELOAD}))[0]
     # Only the operands that run on the nodes count; the driver's own DaemonSet never leaves.
     sets = [ds("driver"), ds("plugin", pause=True), ds("exporter"), ds("elsewhere", selector={"pool": "cpu"})]
-    assert plan.unpaused_operands(sets, {"driver"}, [n]) == ["ns/exporter"]
+    assert plan.unpaused_operands(plan.gpu_clients(sets, "ns", {"driver"}), [n]) == ["ns/exporter"]
 
 
 def test_gpu_pods_are_the_running_pods_that_hold_an_nvidia_resource_and_no_daemonset_owns():
@@ -144,13 +144,75 @@ def test_outdated_and_labelled_nodes_are_rolled_resumed_first_then_cordoned_then
     assert not plan.needs_roll(states[3])
 
 
+def st(name, stage=None, unschedulable=False, reachable=True, stays=None):
+    return {"node": name, "stage": stage, "unschedulable": unschedulable, "reachable": reachable,
+            "stays_cordoned": unschedulable if stays is None else stays}  # fmt: skip
+
+
+def names(waves):
+    return [[s["node"] for s in w] for w in waves]
+
+
 def test_waves_canary_first_then_at_most_max_unavailable():
-    todo = [{"node": "n%d" % i, "stage": None} for i in range(5)]
-    assert [[s["node"] for s in w] for w in plan.waves(todo, 1, 2)] == [["n0"], ["n1", "n2"], ["n3", "n4"]]
-    assert [len(w) for w in plan.waves(todo, 0, 2)] == [2, 2, 1]
-    todo[0]["stage"] = todo[1]["stage"] = plan.FAILED
-    assert [len(w) for w in plan.waves(todo, 1, 2)] == [2, 2, 1]  # an earlier run's nodes together
-    assert [len(w) for w in plan.waves(todo, 3, 2)] == [2, 2, 1]  # a canary never exceeds max_unavailable
+    todo = [st("n%d" % i) for i in range(5)]
+    assert names(plan.plan_waves(todo, todo, 1, 2)[0]) == [["n0"], ["n1", "n2"], ["n3", "n4"]]
+    assert [len(w) for w in plan.plan_waves(todo, todo, 0, 2)[0]] == [2, 2, 1]
+    assert names(plan.plan_waves(todo, todo, 3, 2)[0])[0] == ["n0", "n1"]  # a canary never exceeds max_unavailable
+
+
+def test_nodes_already_out_go_first_together_and_the_canary_still_goes_alone():
+    todo = [st("a", plan.FAILED), st("b", plan.RELOAD), st("c", unschedulable=True)] + [st("n%d" % i) for i in range(3)]
+    waves, slots, down = plan.plan_waves(todo, todo, 1, 3)
+    # c stays cordoned after its roll (it was cordoned before): one slot less for the fresh nodes.
+    assert names(waves) == [["a", "b", "c"], ["n0"], ["n1", "n2"]] and slots == 2 and down == []
+
+
+def test_max_unavailable_counts_every_gpu_node_that_stays_out():
+    states = [
+        st("a"),
+        st("b"),
+        st("down", reachable=False),
+        st("cordoned", unschedulable=True),
+        st("old", reachable=False),
+    ]
+    todo = [states[0], states[1], states[4]]  # "old" needs a roll but is NotReady: it stays out, unrolled
+    waves, slots, down = plan.plan_waves(states, todo, 1, 4)
+    assert down == ["cordoned", "down", "old"] and slots == 1 and names(waves) == [["a"], ["b"]]
+    assert plan.plan_waves(states, todo, 1, 3)[0] == [] and plan.plan_waves(states, todo, 1, 3)[1] == 0
+
+
+def test_a_node_resumes_from_its_stage_and_a_loading_driver_is_left_alone():
+    ready = pod("d", "gpu-1", "driver", "new")
+    loading = pod("d", "gpu-1", "driver", "new", ready=False)
+    crashing = pod("d", "gpu-1", "driver", "new", ready=False)
+    crashing["status"]["containerStatuses"] = [{"restartCount": 4}]
+    old = pod("d", "gpu-1", "driver", "old")
+
+    def state(stage, p, current):
+        return {"stage": stage, "pod": p, "current": current}
+
+    assert plan.start_stage(state(plan.FAILED, ready, True)) == plan.VALIDATE
+    assert plan.start_stage(state(plan.VALIDATE, loading, True)) == plan.RELOAD
+    assert plan.start_stage(state(plan.RELOAD, old, False)) == plan.RELOAD
+    assert plan.start_stage(state(plan.FAILED, old, False)) == plan.DRAIN
+    assert plan.start_stage(state(None, old, False)) == plan.DRAIN
+    assert plan.replace_driver(state(None, old, False))
+    assert not plan.replace_driver(state(plan.RELOAD, loading, True))
+    assert plan.replace_driver(state(plan.RELOAD, crashing, True))
+    assert not plan.replace_driver(state(None, None, False))
+
+
+def test_gpu_clients_are_the_namespace_the_collection_operands_and_gpu_daemonsets():
+    mine = ds("plugin")
+    elsewhere = dict(
+        ds("exporter"),
+        metadata={"name": "exporter", "namespace": "monitoring", "labels": {plan.OWNER_LABEL: "monitoring"}},
+    )
+    gpu_ds = dict(ds("burn"), metadata={"name": "burn", "namespace": "jobs"})
+    gpu_ds["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
+    system = dict(ds("dns"), metadata={"name": "dns", "namespace": "openshift-dns"})
+    clients = plan.gpu_clients([ds("driver"), mine, elsewhere, gpu_ds, system], "ns", {"driver"})
+    assert [plan.ds_key(d) for d in clients] == ["ns/plugin", "monitoring/exporter", "jobs/burn"]
 
 
 def test_max_unavailable_numbers_and_percentages():
@@ -162,13 +224,6 @@ def test_max_unavailable_numbers_and_percentages():
         with pytest.raises(GpuopsError) as err:
             plan.parse_max_unavailable(bad, 4)
         assert err.value.param == "max_unavailable"
-
-
-def test_budget_counts_gpu_nodes_already_down_that_the_rollout_does_not_take():
-    nodes = [node("gpu-1"), node("gpu-2", ready=False), node("gpu-3", unschedulable=True)]
-    states = states_of(nodes, {"gpu-1": "old", "gpu-2": "new", "gpu-3": "new"})
-    todo = plan.order(states)
-    assert plan.budget(states, todo, 2) == (0, ["gpu-2", "gpu-3"])
 
 
 def test_patches_keep_what_the_node_was_and_are_empty_when_nothing_changes():
@@ -203,7 +258,7 @@ def test_table_shows_the_driver_tags():
     assert lines[1].split() == ["gpu-1", "upgraded", "570.1-rhcos4.16", "580.2-rhcos4.16", "41"]
 
 
-BASE = {"namespace": "gpu", "node_names": None, "canary": 1, "drain_timeout": 300, "wait_timeout": None, "wait_sleep": 5,
+BASE = {"namespace": "gpu", "node_names": None, "assume_outdated": False, "canary": 1, "drain_timeout": 300, "wait_timeout": None, "wait_sleep": 5,
         "validate": True, "validate_checks": ["allocatable", "driver", "vectoradd"], "validate_options": {},
         "driver_selector": "app=d", "max_unavailable": 1, "delete_after_timeout": False}  # fmt: skip
 

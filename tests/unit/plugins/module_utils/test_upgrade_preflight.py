@@ -36,10 +36,13 @@ def test_release_table_gives_kernel_and_os_release_the_way_nfd_labels_them():
     assert rel.os_release(row) == {"ID": "rhcos", "VERSION_ID": "4.17", "OSTREE_VERSION": "417.94.202409121747-0",
                                    "RHEL_VERSION": "9.4", "OPENSHIFT_VERSION": "4.17"}  # fmt: skip
     # From 4.19 RHCOS is layered on RHEL: ID=rhel and VERSION_ID is the RHEL minor.
-    assert (
-        rel.os_release(rel.lookup("4.19.0"))["ID"] == "rhel"
-        and rel.os_release(rel.lookup("4.19.0"))["VERSION_ID"] == "9.6"
-    )
+    layered = {
+        "version": "4.19.9",
+        "rhcos_build": "9.6.20250811-0",
+        "kernel": "5.14.0-570.35.1.el9_6.x86_64",
+        "rhel": "9.6",
+    }
+    assert rel.os_release(layered)["ID"] == "rhel" and rel.os_release(layered)["VERSION_ID"] == "9.6"
     given = [
         {
             "version": "4.17.12",
@@ -49,7 +52,8 @@ def test_release_table_gives_kernel_and_os_release_the_way_nfd_labels_them():
         }
     ]
     assert rel.lookup("4.17.12", given)["source"] == "given" and rel.lookup("4.17.12") is None
-    assert rel.kubernetes_minor("4.17.0") == (1, 30) and rel.kubernetes_minor("4.6.4") is None
+    assert rel.kubernetes_minor("4.17.0") == (1, 30) and rel.kubernetes_minor("4.6.4") == (1, 19)
+    assert rel.kubernetes_minor("4.9.0") == (1, 22) and rel.kubernetes_minor("4.2.0") is None
 
 
 def test_operands_are_judged_against_their_certified_range():
@@ -135,6 +139,14 @@ def test_image_states_and_the_verdict():
     assert judge.image_check({"ready": "x@sha256:1"}, "t", True) == (judge.OK, "image t ready")
     assert "would build now" in judge.image_check({"would_build": True}, "t", True)[1]
     assert "Driver Toolkit image is unknown" in judge.image_check({}, "t", False)[1]
+    assert (
+        judge.image_check({"ready": "x", "unchecked": "the target's Driver Toolkit image is unknown"}, "t", False)[0]
+        == judge.WARN
+    )
+    assert judge.image_check({"why": "inputs changed since nvidia-gpu-driver-5-1"}, "t", True) == (
+        judge.FAIL,
+        "image t inputs changed since nvidia-gpu-driver-5-1: build it before the upgrade",
+    )
     assert judge.verdict([("a", judge.OK, ""), ("b", judge.WARN, "")])[0] == judge.GO
     assert judge.verdict([("a", judge.FAIL, ""), ("b", judge.WARN, "")])[0] == judge.NO_GO
     rows = [{"target": "4.17.0", "pool": "worker", "nodes": ["a"], "kernel": "k", "image_status": "ready", "verdict": "GO",
