@@ -172,6 +172,9 @@ def driver_states(nodes, driver_sets, revisions, driver_pods, assume_outdated=Fa
                 "target_image": image_of(ds["spec"]["template"]),
                 "stage": stage_of(node),
                 "reachable": _reachable(node),
+                # Whether the node advertised GPUs before its roll: only then is it waited for (and validated with
+                # workloads) afterwards; a driver state run alone, before the device plugin's, has none.
+                "had_gpus": has_gpus(node),
                 "unschedulable": bool(dig(node, ("spec", "unschedulable"))),
                 # Out of service after its roll too: cordoned before the rollout took it (kept in an annotation).
                 "stays_cordoned": (
@@ -182,6 +185,11 @@ def driver_states(nodes, driver_sets, revisions, driver_pods, assume_outdated=Fa
             }
         )
     return out
+
+
+def has_gpus(node):
+    alloc = dig(node, ("status", "allocatable")) or {}
+    return any(GPU_RESOURCE_RE.match(k) and str(v) not in ("0", "") for k, v in alloc.items())
 
 
 def _reachable(node):

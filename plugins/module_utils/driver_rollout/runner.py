@@ -269,8 +269,9 @@ class Rollout(object):
         text = " | ".join(line.strip() for line in to_text(text).splitlines() if line.strip())
         return " (log: {0})".format(one_line(text, 300)) if text else ""
 
-    def wait_operands(self, names):
-        """Every GPU-client DaemonSet that wants the node has a ready pod on it, and the node advertises GPUs."""
+    def wait_operands(self, names, gpus):
+        """Every GPU-client DaemonSet that wants the node has a ready pod on it, and the node advertises GPUs again
+        (when it did before: ``gpus``)."""
 
         def look():
             waiting = {}
@@ -284,8 +285,7 @@ class Rollout(object):
                     if not any(plan.pod_ready(p) for p in mine):
                         words = "{0} ({1})".format(plan.ds_key(ds), pod_state(mine[-1] if mine else None)[1])
                         waiting.setdefault(name, []).append(words)
-                alloc = (node.get("status") or {}).get("allocatable") or {}
-                if not any(plan.GPU_RESOURCE_RE.match(k) and str(v) not in ("0", "") for k, v in alloc.items()):
+                if name in gpus and not plan.has_gpus(node):
                     waiting.setdefault(name, []).append("no allocatable GPU")
             return not waiting, waiting
 
@@ -295,10 +295,35 @@ class Rollout(object):
             for n, words in ({} if done else waiting).items()
         )
 
-    def validate(self, names):
-        if not self.cfg["validate"] or not names:
-            return {}
-        params = validation_params(self.cfg, names)
+    def plugin_serves(self, name):
+        """Whether the collection's device plugin runs on the node once it is out of its roll (a resumed node lost
+        its GPUs with its operands; it gets them back)."""
+        node = self.node(name)
+        labels = dict(dig(node, ("metadata", "labels")) or {})
+        labels.pop(plan.STATE_LABEL, None)
+        node = dict(node, metadata=dict(node["metadata"], labels=labels))
+        return any(
+            (dig(ds, ("metadata", "labels")) or {}).get(plan.OWNER_LABEL) == "device_plugin"
+            and daemonset_wants(ds, node)[0]
+            for ds in self.clients
+        )
+
+    def validate(self, names, gpus):
+        """gpu_validate on the nodes: every check asked for on those that advertised GPUs before their roll, the
+        driver check alone on the others (no device plugin serves them yet)."""
+        failures = {}
+        if not self.cfg["validate"]:
+            return failures
+        with_gpus = [n for n in names if n in gpus]
+        without = [n for n in names if n not in gpus]
+        if with_gpus:
+            failures.update(self._validate(with_gpus, self.cfg["validate_checks"]))
+        if without and "driver" in self.cfg["validate_checks"]:
+            failures.update(self._validate(without, ["driver"]))
+        return failures
+
+    def _validate(self, names, checks):
+        params = validation_params(dict(self.cfg, validate_checks=checks), names)
         result = validate_runner.run(_Validation(self.module, params), self.client, self.svc)
         failures = {}
         for entry in result.get("nodes") or []:
@@ -306,7 +331,7 @@ class Rollout(object):
             node = self.node(entry["node"])
             words = [
                 "{0}: {1}".format(name, one_line(checks[name].get("message") or "", 300))
-                for name in [NODE_CHECK] + list(self.cfg["validate_checks"])
+                for name in [NODE_CHECK] + list(checks)
                 if (checks.get(name) or {}).get("status") in (FAIL, UNREACHABLE)
                 # the node is cordoned on purpose: the pods are pinned to it by nodeName
                 and not (name == NODE_CHECK and dig(node, ("spec", "unschedulable")) and condition_true(node, "Ready"))
@@ -346,8 +371,9 @@ class Rollout(object):
         failed.update(self.wait_drivers(active(plan.DRAIN, plan.RELOAD)))
         everyone = (plan.DRAIN, plan.RELOAD, plan.VALIDATE)
         self.each(active(*everyone), failed, plan.VALIDATE)
-        failed.update(self.wait_operands([s["node"] for s in active(*everyone)]))
-        failed.update(self.validate([s["node"] for s in active(*everyone)]))
+        gpus = set(s["node"] for s in states if s["had_gpus"] or (s["stage"] and self.plugin_serves(s["node"])))
+        failed.update(self.wait_operands([s["node"] for s in active(*everyone)], gpus))
+        failed.update(self.validate([s["node"] for s in active(*everyone)], gpus))
 
     def wave(self, states):
         """Roll the wave's nodes; {node: why} of those that failed. An error of the API stops the wave: its
