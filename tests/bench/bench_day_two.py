@@ -66,7 +66,7 @@ def site(lc, extra_vars, playbook="site.yml"):
 
 def rollout_result(result):
     for task in result["plays"][0]["tasks"]:
-        if task["task"]["name"] == ROLLOUT_TASK:
+        if task["task"]["name"].endswith(ROLLOUT_TASK):
             return task["hosts"]["localhost"]
     raise SystemExit("no driver rollout task in the run")
 
