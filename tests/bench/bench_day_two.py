@@ -135,6 +135,15 @@ def rollout(args):
         lc.down()
 
 
+def driver_seconds(reports):
+    with open(os.path.join(reports, "timeline.json")) as handle:
+        return dict((s["state"], s["seconds"]) for s in json.load(handle)["states"]).get("driver") or 0
+
+
+def count_builds(api):
+    return len(api.list_namespaced_custom_object("build.openshift.io", "v1", "nvidia-gpu-driver", "builds")["items"])
+
+
 def preflight():
     from kubernetes import client
     from simopenshift import catalog, control
@@ -145,7 +154,10 @@ def preflight():
     base = {"gpu_machineset_replicas": 2, "gpuops_reports_dir": reports}
     try:
         seconds, dummy = site(lc, base)
-        print("[preflight] converge {0:.1f}s".format(seconds), flush=True)
+        print(
+            "[preflight] converge {0:.1f}s, driver state {1:.1f}s (one build)".format(seconds, driver_seconds(reports))
+        )
+        builds = client.CustomObjectsApi(lc.api_client())
         target = "4.17.0"
         build = catalog.release_build(target)
         control.offer_updates(lc.api_client(), [target])
@@ -168,11 +180,10 @@ def preflight():
             120,
             what="NFD relabels the upgraded nodes",
         )
+        before = count_builds(builds)
         seconds, dummy = site(lc, base)
-        with open(os.path.join(reports, "timeline.json")) as handle:
-            states = dict((s["state"], s["seconds"]) for s in json.load(handle)["states"])
-        print("[preflight] site.yml after the upgrade {0:.1f}s, driver state {1:.1f}s (no build)".format(
-            seconds, states.get("driver") or 0))  # fmt: skip
+        print("[preflight] site.yml after the upgrade {0:.1f}s, driver state {1:.1f}s, builds started: {2}".format(
+            seconds, driver_seconds(reports), count_builds(builds) - before))  # fmt: skip
     finally:
         lc.down()
 
