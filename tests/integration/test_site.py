@@ -111,6 +111,9 @@ def test_site_stops_before_any_write_where_the_gpu_operator_runs(cluster, tmp_pa
     finally:
         kube.delete(apis.CLUSTERPOLICIES, "gpu-cluster-policy")
         kube.delete(NAMESPACES, ns)
+        # Until the namespace is gone its Subscription still says the GPU Operator is there (the next test's
+        # preflight would stop, rightly).
+        wait_for(lambda: kube.get(NAMESPACES, ns) is None, 120, what="namespace %s gone" % ns)
 
 
 def test_connection_is_set_once_through_the_action_group(cluster, tmp_path):
