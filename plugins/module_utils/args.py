@@ -70,3 +70,13 @@ def wait_params(module_name, params):
         timeout = WAIT_TIMEOUTS[module_name]
     sleep = params.get("wait_sleep")
     return timeout, WAIT_SLEEP if sleep is None else sleep
+
+
+def checked_params(spec, params):
+    """(parameters, error messages): ``params`` as an AnsibleModule with ``spec`` hands them to its code (types,
+    choices, defaults), for a module that runs another one's code (driver_rollout -> gpu_validate,
+    upgrade_preflight -> driver_container_build)."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    result = ArgumentSpecValidator(spec).validate(params)
+    return result.validated_parameters, result.error_messages

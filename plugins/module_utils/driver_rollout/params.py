@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec, wait_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import checked_params, module_spec, wait_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import params as validate_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import CHECKS
@@ -81,8 +81,6 @@ def check_params(params):
 def validation_params(cfg, node_names):
     """gpu_validate's parameters for the nodes of one wave: its argument spec (types, choices, defaults) over
     validate_options and the rollout's own settings, then gpu_validate's own rules."""
-    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
     params = dict(cfg.get("validate_options") or {})
     params.update(
         checks=list(cfg["validate_checks"]),
@@ -93,13 +91,12 @@ def validation_params(cfg, node_names):
         pin="nodeName",
         fail_on_error=False,
     )
-    result = ArgumentSpecValidator(validate_params.argument_spec()).validate(params)
-    if result.error_messages:
+    params, errors = checked_params(validate_params.argument_spec(), params)
+    if errors:
         raise GpuopsError(
-            "{0} (as gpuops.cluster.gpu_validate reads it)".format("; ".join(result.error_messages)),
+            "{0} (as gpuops.cluster.gpu_validate reads it)".format("; ".join(errors)),
             param="validate_options",
         )
-    params = result.validated_parameters
     try:
         validate_params.validate_params(params)
     except GpuopsError as exc:

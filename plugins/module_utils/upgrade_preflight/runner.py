@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec, wait_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import checked_params, module_spec, wait_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build import params as build_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.kernels import (
@@ -155,8 +155,6 @@ def _build(cfg, client, svc, progress, row, module_type, dtk, check_mode):
     """driver_container_build's own plan (check mode) or build for one target kernel: the driver state's options,
     the target's kernel, os-release and Driver Toolkit image, so the inputs hash is the one it computes after the
     upgrade."""
-    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
     params = {
         "driver_version": cfg["driver_version"],
         "strategy": cfg["strategy"],
@@ -173,10 +171,10 @@ def _build(cfg, client, svc, progress, row, module_type, dtk, check_mode):
         "wait_timeout": cfg.get("wait_timeout") or 1800,
         "wait_sleep": cfg["wait_sleep"],
     }
-    checked = ArgumentSpecValidator(build_params.argument_spec()).validate(params)
-    if checked.error_messages:
-        raise GpuopsError("; ".join(checked.error_messages))
-    config = build_params.validate_params(checked.validated_parameters, check_mode=check_mode)
+    params, errors = checked_params(build_params.argument_spec(), params)
+    if errors:
+        raise GpuopsError("; ".join(errors))
+    config = build_params.validate_params(params, check_mode=check_mode)
     return ensure(config, client, svc, progress)["kernels"][row["kernel"]]
 
 
