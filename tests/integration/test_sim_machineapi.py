@@ -54,19 +54,25 @@ def test_scale_up_walks_machine_phases_and_registers_the_node(kube, machineset):
         node_labels={"gpuops.test/role": "sim"},
         taints=[{"key": "gpuops.test/dedicated", "value": "x", "effect": "NoSchedule"}],
     )
+    # Read the phases from a watch opened before the scale-up, not by polling: a
+    # poll on a loaded CI machine can miss a phase that lasted a few milliseconds.
+    dummy, since = kube.list(apis.MACHINES, apis.MACHINE_API_NS)
     scale(kube, name, 1)
     phases = []
-
-    def running():
-        machines = machines_of(kube, name)
-        if not machines:
-            return None
-        phase = (machines[0].get("status") or {}).get("phase")
+    machine = None
+    for etype, obj in kube.watch_stream(apis.MACHINES, since, apis.MACHINE_API_NS, timeout_seconds=30):
+        if (
+            etype not in ("ADDED", "MODIFIED")
+            or labels_of(obj).get("machine.openshift.io/cluster-api-machineset") != name
+        ):
+            continue
+        phase = (obj.get("status") or {}).get("phase")
         if phase and (not phases or phases[-1] != phase):
             phases.append(phase)
-        return machines[0] if phase == "Running" else None
-
-    machine = wait_for(running, 30, interval=0.05, what="machine Running")
+        if phase == "Running":
+            machine = obj
+            break
+    assert machine is not None, "no Machine of %s reached Running in 30s; phases seen: %s" % (name, phases)
     assert phases == ["Provisioning", "Provisioned", "Running"]
     assert machine["metadata"]["generateName"] == name + "-"
     assert machine["metadata"]["ownerReferences"][0]["kind"] == "MachineSet"
