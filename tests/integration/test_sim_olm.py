@@ -158,6 +158,6 @@ def test_unresolvable_subscription_reports_resolution_failed(kube, ns, package, 
 
 def test_gpu_operator_brings_its_crd(cluster, kube, ns):
     operator_group(kube, ns, [ns])
-    subscription(kube, ns, package="gpu-operator-certified", channel="v24.3", source="certified-operators")
-    wait_for(lambda: csv_phase(kube, ns, "gpu-operator-certified.v24.3.0") == "Succeeded", 40, what="CSV Succeeded")
+    subscription(kube, ns, package="gpu-operator-certified", channel="v26.3", source="certified-operators")
+    wait_for(lambda: csv_phase(kube, ns, "gpu-operator-certified.v26.3.3") == "Succeeded", 40, what="CSV Succeeded")
     assert kube.get(CRDS, "clusterpolicies.nvidia.com") is not None

@@ -84,13 +84,15 @@ def test_site_stops_before_any_write_where_the_gpu_operator_runs(cluster, tmp_pa
     kube.create(NAMESPACES, {"metadata": {"name": ns}})
     try:
         operator_group(kube, ns, [ns])
-        subscription(kube, ns, package="gpu-operator-certified", channel="v24.3", source="certified-operators")
+        subscription(kube, ns, package="gpu-operator-certified", channel="v26.3", source="certified-operators")
         wait_for(
-            lambda: csv_phase(kube, ns, "gpu-operator-certified.v24.3.0") == "Succeeded", 60, what="GPU Operator CSV"
+            lambda: csv_phase(kube, ns, "gpu-operator-certified.v26.3.3") == "Succeeded", 60, what="GPU Operator CSV"
         )
         wait_for(lambda: kube.get(CRDS, "clusterpolicies.nvidia.com"), 30, what="ClusterPolicy CRD")
-        policy = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "gpu-cluster-policy"},
-                  "spec": {"driver": {"enabled": True}}}  # fmt: skip
+        # The ClusterPolicy a user creates from the CSV's alm-examples (the real CRD refuses an empty spec).
+        csv = kube.get(apis.CSVS, "gpu-operator-certified.v26.3.3", ns)
+        examples = json.loads(csv["metadata"]["annotations"]["alm-examples"])
+        policy = [e for e in examples if e["kind"] == "ClusterPolicy"][0]
         wait_for(lambda: kube.create(apis.CLUSTERPOLICIES, policy), 30, what="ClusterPolicy served")
         mark = cluster.audit.mark()
         out = run_site(cluster, extra_vars=dict(PREFLIGHT_ONLY, gpuops_reports_dir=str(tmp_path)), expect_rc=2)

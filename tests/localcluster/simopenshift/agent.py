@@ -331,6 +331,18 @@ class NodeAgent(Controller):
             self._gfd(
                 node, hw, gfd_ready and has_gpu and gfd_labels, driver_version, (replicas, strategy, rename), mig_layout
             )
+        # The GPU Operator's validator: Ready once the stack and the device plugin are (its init containers
+        # validate the driver, the toolkit, a CUDA workload and the plugin; gpu-operator cmd/nvidia-validator).
+        self._dependent(
+            node,
+            by.pop(catalog.OPERATOR_VALIDATOR, []),
+            stack_ready and plugin_ready,
+            boot,
+            now,
+            wake,
+            "all validations are successful\n",
+            None,
+        )
         gpu_pods = by.get(VALIDATION, []) + [p for c, ps in by.items() if c not in catalog.COMPONENTS for p in ps]
         self._exporters(
             node,

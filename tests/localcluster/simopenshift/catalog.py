@@ -56,8 +56,19 @@ COMPONENTS = (
 # The entitlement test pod (dnf search in a UBI container): the agent judges it
 # from the node's rendered config. Not a GPU component.
 ENTITLEMENT_TEST = "entitlement-test"
+# The GPU Operator's validator DaemonSet (gpuoperator.py): Ready once the node's stack and device plugin are.
+OPERATOR_VALIDATOR = "gpu-operator-validator"
 # Every app.kubernetes.io/component the agent plays kubelet for (kwok/stages.yaml skips them).
-AGENT_COMPONENTS = COMPONENTS + (ENTITLEMENT_TEST,)
+AGENT_COMPONENTS = COMPONENTS + (ENTITLEMENT_TEST, OPERATOR_VALIDATOR)
+# The GPU Operator labels its operand pods ``app: <DaemonSet name>`` only (assets/state-*/0500_daemonset.yaml; the
+# driver also carries app.kubernetes.io/component: nvidia-driver): the agent knows them by that label.
+OPERATOR_APPS = {
+    "nvidia-container-toolkit-daemonset": "nvidia-container-toolkit",
+    "nvidia-device-plugin-daemonset": "nvidia-device-plugin",
+    "gpu-feature-discovery": "gpu-feature-discovery",
+    "nvidia-dcgm-exporter": "dcgm-exporter",
+    "nvidia-operator-validator": OPERATOR_VALIDATOR,
+}
 GPU_RESOURCE = "nvidia.com/gpu"
 
 INTERNAL_REGISTRY = "image-registry.openshift-image-registry.svc:5000"

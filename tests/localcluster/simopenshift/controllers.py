@@ -33,7 +33,7 @@ from kubernetes.client.rest import ApiException
 if __package__ in (None, ""):  # run as a script: make the package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from simopenshift import agent, builds, catalog, install, machineapi, mco, nfd, olm, podsim  # noqa: E402
+from simopenshift import agent, builds, catalog, gpuoperator, install, machineapi, mco, nfd, olm, podsim  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, Manager, Timing, now_rfc3339  # noqa: E402
 
 NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController]
@@ -45,6 +45,7 @@ OPENSHIFT_CONTROLLERS = [
     mco.DaemonController,
     mco.KubeletConfigController,
     nfd.OperatorController,
+    gpuoperator.OperatorController,
     olm.SubscriptionController,
     olm.InstallPlanController,
     olm.CSVController,

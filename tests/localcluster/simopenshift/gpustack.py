@@ -81,7 +81,8 @@ POWER_CAP_W = {
 
 
 def component(pod):
-    return labels_of(pod).get(catalog.COMPONENT_LABEL)
+    labels = labels_of(pod)
+    return labels.get(catalog.COMPONENT_LABEL) or catalog.OPERATOR_APPS.get(labels.get("app"))
 
 
 def gpu_request(pod):

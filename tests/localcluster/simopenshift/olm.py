@@ -100,27 +100,42 @@ PACKAGES = {
         },
         "ownedCRDs": ["nodefeaturediscoveries.nfd.openshift.io"],
     },
+    # Filled per OpenShift minor from the real bundles (gpu_operator_bundle()).
     "gpu-operator-certified": {
         "catalog": "certified-operators",
         "displayName": "NVIDIA GPU Operator",
         "provider": "NVIDIA Corporation",
-        "defaultChannel": "v24.3",
-        "channels": {"v24.3": "gpu-operator-certified.v24.3.0", "stable": "gpu-operator-certified.v24.3.0"},
-        "version": "24.3.0",
         "installModes": {
             "OwnNamespace": True,
             "SingleNamespace": True,
             "MultiNamespace": False,
             "AllNamespaces": False,
         },
-        "deployment": {
-            "name": "gpu-operator",
-            "serviceAccount": "gpu-operator",
-            "image": "nvcr.io/nvidia/gpu-operator:v24.3.0",
-        },
+        "deployment": {"name": "gpu-operator", "serviceAccount": "gpu-operator"},
         "ownedCRDs": ["clusterpolicies.nvidia.com"],
     },
 }
+
+# The GPU Operator's certified bundles (data/gpu-operator-bundles.json): v26.7.0 is certified for OpenShift
+# 4.18-4.22, v26.3.3 for 4.14-4.22 (com.redhat.openshift.versions), so a catalog of 4.14-4.17 offers v26.3.3 and
+# one of 4.18+ v26.7.0 (the newest its channels carry).
+GPU_OPERATOR_BUNDLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "gpu-operator-bundles.json")
+
+
+def _minor(version):
+    return tuple(int(x) for x in version.split(".")[:2])
+
+
+def gpu_operator_bundle(ocp):
+    with open(GPU_OPERATOR_BUNDLES) as handle:
+        versions = json.load(handle)["versions"]
+    offered = [
+        v
+        for v, b in versions.items()
+        if _minor(b["openshiftVersions"][0]) <= _minor(ocp) <= _minor(b["openshiftVersions"][1])
+    ]
+    return versions[max(offered, key=lambda v: tuple(int(x) for x in v.split(".")))] if offered else None
+
 
 # The NFD operator ships one CSV per OpenShift minor (nvidia-stack.md section 7): on a
 # cluster of another release (``--openshift-version``) the catalog offers that minor's.
@@ -132,6 +147,18 @@ def package(package_name, ocp=None):
     """The package the catalogs offer on an OpenShift minor (default: this process's release), or None."""
     pkg = PACKAGES.get(package_name)
     ocp = ocp or catalog.cluster_build().ocp
+    if package_name == "gpu-operator-certified":
+        bundle = gpu_operator_bundle(ocp)
+        if bundle is None:
+            return None
+        pkg = copy.deepcopy(pkg)
+        pkg["version"] = bundle["csv"].split(".v", 1)[1]
+        pkg["defaultChannel"] = bundle["defaultChannel"]
+        pkg["channels"] = {channel: bundle["csv"] for channel in bundle["channels"]}
+        pkg["deployment"]["image"] = bundle["image"]
+        pkg["deployment"]["env"] = bundle["operatorEnv"]
+        pkg["almExamples"] = bundle["almExamples"]
+        return pkg
     if package_name != "nfd" or pkg is None or ocp == catalog.DEFAULT_OPENSHIFT_VERSION:
         return pkg
     pkg = copy.deepcopy(pkg)
@@ -157,6 +184,8 @@ def alm_examples(package_name):
     build in redhat-operators points the operand image at registry.redhat.io
     (the upstream repo's example says quay.io/openshift/origin-...).
     """
+    if package_name == "gpu-operator-certified":
+        return json.dumps(package(package_name)["almExamples"])
     if package_name != "nfd":
         return None
     match = re.match(r"^(\d+)\.(\d+)", package(package_name)["version"])
@@ -218,7 +247,15 @@ def csv_body(package_name, namespace):
                                     "metadata": {"labels": labels},
                                     "spec": {
                                         "serviceAccountName": dep["serviceAccount"],
-                                        "containers": [{"name": "manager", "image": dep["image"]}],
+                                        "containers": [
+                                            dict(
+                                                {
+                                                    "name": "gpu-operator" if "env" in dep else "manager",
+                                                    "image": dep["image"],
+                                                },
+                                                **({"env": dep["env"]} if "env" in dep else {}),
+                                            )
+                                        ],
                                     },
                                 },
                             },

@@ -190,7 +190,10 @@ def test_agent_ownership_matches_the_kwok_stage_exclusions():
     for name in ("pod-ready", "pod-ready-again", "pod-complete-by-policy"):
         exprs = stages[name]["spec"]["selector"]["matchExpressions"]
         comp = [e for e in exprs if e["key"] == '.metadata.labels["app.kubernetes.io/component"]']
-        assert comp and comp[0]["operator"] == "NotIn" and sorted(comp[0]["values"]) == sorted(catalog.AGENT_COMPONENTS)
+        assert comp and comp[0]["operator"] == "NotIn"
+        assert sorted(comp[0]["values"] + [catalog.OPERATOR_VALIDATOR]) == sorted(catalog.AGENT_COMPONENTS)
+        apps = [e for e in exprs if e["key"] == '.metadata.labels["app"]']
+        assert apps and apps[0]["operator"] == "NotIn" and sorted(apps[0]["values"]) == sorted(catalog.OPERATOR_APPS)
         keys = {e["key"]: e["operator"] for e in exprs}
         assert keys['.spec.containers.[].resources.limits["nvidia.com/gpu"]'] == "DoesNotExist"
         assert keys['.spec.containers.[].resources.limits["nvidia.com/gpu.shared"]'] == "DoesNotExist"
@@ -201,6 +204,7 @@ def test_agent_ownership_matches_the_kwok_stage_exclusions():
     assert gpustack.agent_owned(gpu_pod)
     assert gpustack.agent_owned({"metadata": {"labels": {catalog.COMPONENT_LABEL: "dcgm-exporter"}}, "spec": {}})
     assert gpustack.agent_owned({"metadata": {"labels": {catalog.COMPONENT_LABEL: "entitlement-test"}}, "spec": {}})
+    assert gpustack.agent_owned({"metadata": {"labels": {"app": "nvidia-device-plugin-daemonset"}}, "spec": {}})
     assert not gpustack.agent_owned(
         {
             "metadata": {"labels": {catalog.COMPONENT_LABEL: "other"}},

@@ -53,7 +53,20 @@ def test_419_lists_a_nodefeaturerule_first(nfd_version):
     assert "image" not in examples[1]["spec"]["operand"]
 
 
-def test_packages_without_examples_carry_none():
-    assert (
-        "alm-examples" not in olm.csv_body("gpu-operator-certified", "nvidia-gpu-operator")["metadata"]["annotations"]
-    )
+def test_gpu_operator_csv_carries_the_real_bundles_examples_per_openshift_minor():
+    """4.14-4.17 catalogs offer v26.3.3, 4.18+ v26.7.0 (com.redhat.openshift.versions of each bundle)."""
+    for ocp, csv, channel, kinds_wanted in (
+        ("4.16", "gpu-operator-certified.v26.3.3", "v26.3", ["ClusterPolicy", "NVIDIADriver"]),
+        ("4.19", "gpu-operator-certified.v26.7.0", "v26.7", ["ClusterPolicy", "GPUCluster", "NVIDIADriver"]),
+    ):
+        pkg = olm.package("gpu-operator-certified", ocp)
+        assert pkg["defaultChannel"] == channel and pkg["channels"] == {"stable": csv, channel: csv}
+        examples = json.loads(json.dumps(pkg["almExamples"]))
+        assert [e["kind"] for e in examples] == kinds_wanted
+        policy = examples[0]
+        assert policy["metadata"]["name"] == "gpu-cluster-policy" and policy["spec"]["operator"] == {
+            "use_ocp_driver_toolkit": True
+        }
+        env = {e["name"]: e["value"] for e in pkg["deployment"]["env"]}
+        assert env["DRIVER_IMAGE"].startswith("nvcr.io/nvidia/driver@sha256:")
+        assert env["VALIDATOR_IMAGE"] == "nvcr.io/nvidia/gpu-operator:v" + csv.split(".v", 1)[1]

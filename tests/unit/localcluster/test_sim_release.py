@@ -118,4 +118,5 @@ def test_catalog_offers_the_nfd_csv_of_the_release():
     kinds = [e["kind"] for e in json.loads(olm.alm_examples("nfd"))]
     assert kinds[0] != "NodeFeatureDiscovery" and "NodeFeatureDiscovery" in kinds
     assert olm.package_for_csv(pm[0]["currentCSV"])[0] == "nfd"
-    assert olm.package("gpu-operator-certified") is olm.PACKAGES["gpu-operator-certified"]
+    # The GPU Operator too: the 4.19 catalog offers v26.7.0 (certified for 4.18-4.22).
+    assert olm.package("gpu-operator-certified")["channels"]["stable"] == "gpu-operator-certified.v26.7.0"
