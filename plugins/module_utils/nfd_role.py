@@ -12,29 +12,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import validators
-from ansible_collections.gpuops.cluster.plugins.module_utils.olm import AlmExampleError, example_kinds
+from ansible_collections.gpuops.cluster.plugins.module_utils import olm, validators
+from ansible_collections.gpuops.cluster.plugins.module_utils.olm import dig as _get
+from ansible_collections.gpuops.cluster.plugins.module_utils.olm import names as _names
+from ansible_collections.gpuops.cluster.plugins.module_utils.olm import true_conditions as _true_conditions
 from ansible_collections.gpuops.cluster.plugins.module_utils.role_inputs import IMAGE_RE, is_whole
 
-FIELD_MANAGER = "gpuops.cluster"
+FIELD_MANAGER = olm.FIELD_MANAGER
+# Where OLM stands with the operator: module_utils/olm.py, shared with the gpu_operator role.
+olm_inputs = olm.olm_inputs
+olm_outcome = olm.olm_outcome
+subscription_state = olm.subscription_state
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
-
-
-def _get(obj, *path, **kw):
-    """obj[path[0]][path[1]]... with ``default`` (None) for a missing or null step."""
-    for key in path:
-        if not isinstance(obj, dict) or obj.get(key) is None:
-            return kw.get("default")
-        obj = obj[key]
-    return obj
-
-
-def _names(objects):
-    return [_get(o, "metadata", "name", default="") for o in objects or []]
-
-
-def _true_conditions(status):
-    return [c for c in (status or {}).get("conditions") or [] if c.get("status") == "True"]
 
 
 # ------------------------------------------------------------------ preflight
@@ -76,206 +65,6 @@ def input_problems(values, namespace, openshift, default_namespaces):
                 "wrong.".format(parts[0], parts[1], parts[2], image)
             )
     return out
-
-
-def olm_inputs(found, channel, settings):
-    """The channel to subscribe to (``channel``, else the package's default), and what is wrong with the OLM
-    inputs (OpenShift, before any write).
-
-    ``found`` holds what preflight read: ``catalogs`` (the CatalogSources of the catalog namespace), ``packages``
-    (the PackageManifests of nfd_catalog_source) and ``groups`` (the OperatorGroups of the namespace). A missing
-    catalog hides the package and channel problems it causes.
-    """
-    source, source_ns, package = settings["catalog_source"], settings["catalog_source_namespace"], settings["package"]
-    channel = channel or ""
-    problems = []
-    catalogs = _names(found.get("catalogs"))
-    offered = [p for p in found.get("packages") or [] if _get(p, "metadata", "name") == package]
-    if source not in catalogs:
-        problems.append(
-            "nfd: nfd_catalog_source '{0}' is not a CatalogSource in {1} (nfd_catalog_source_namespace); there: "
-            "{2}.".format(source, source_ns, ", ".join(sorted(catalogs)) or "none")
-        )
-    elif not offered:
-        problems.append(
-            "nfd: nfd_package '{0}' is not offered by CatalogSource {1}/{2} (it offers: {3}).".format(
-                package, source_ns, source, ", ".join(sorted(_names(found.get("packages")))) or "nothing"
-            )
-        )
-    else:
-        status = offered[0].get("status") or {}
-        channel = channel or status.get("defaultChannel") or ""
-        channels = [c.get("name") for c in status.get("channels") or []]
-        if channel not in channels:
-            problems.append(
-                "nfd: nfd_channel '{0}' is not offered by package {1} in {2} (channels: {3}; default: {4}); set "
-                "nfd_channel to one of them or leave it empty for the default.".format(
-                    channel, package, source, ", ".join(channels) or "none", status.get("defaultChannel", "none")
-                )
-            )
-    namespace = settings["namespace"]
-    others = [n for n in _names(found.get("groups")) if n != namespace]
-    if others:
-        problems.append(
-            "nfd: nfd_namespace {0} already holds OperatorGroup {1}; OLM fails a CSV in a namespace with more than "
-            "one OperatorGroup (TooManyOperatorGroups). Delete it, or choose another nfd_namespace.".format(
-                namespace, ", ".join(others)
-            )
-        )
-    return {"channel": channel, "problems": problems}
-
-
-# ---------------------------------------------------------------------- apply
-
-
-def subscription_state(subscriptions, manager=FIELD_MANAGER):
-    """Where OLM stands with the Subscription (the list k8s_info read: none or one).
-
-    ``resolution_failed``: the ResolutionFailed conditions set since the role's last write to the Subscription (its
-    field manager's time in managedFields); an older one is stale, OLM has not looked at the new spec yet.
-    ``settled``: OLM chose a CSV, or said it cannot.
-    """
-    subscriptions = subscriptions or []
-    since = max(
-        [
-            entry.get("time") or ""
-            for sub in subscriptions
-            for entry in _get(sub, "metadata", "managedFields", default=[])
-            if entry.get("manager") == manager
-        ]
-        or [""]
-    )
-    failed = [
-        c
-        for sub in subscriptions
-        for c in _get(sub, "status", "conditions", default=[])
-        if c.get("type") == "ResolutionFailed"
-        and c.get("status") == "True"
-        and (c.get("lastTransitionTime") or "") >= since
-    ]
-    status = (subscriptions[0].get("status") if subscriptions else None) or {}
-    current = [s for s in (_get(sub, "status", "currentCSV") for sub in subscriptions) if s]
-    return {
-        "status": status,
-        "current_csv": status.get("currentCSV") or "",
-        "resolution_failed": failed,
-        "settled": bool(current or failed),
-    }
-
-
-def _csv_kinds(csv):
-    try:
-        return example_kinds(_get(csv, "metadata", "annotations", "alm-examples", default="[]"))
-    except AlmExampleError as exc:
-        return ["(unreadable: {0})".format(exc)]
-
-
-def _subscription_problem(sub, settings, check_mode):
-    where = "nfd: Subscription {0}/{1}".format(settings["namespace"], settings["subscription"])
-    if sub["resolution_failed"]:
-        first = sub["resolution_failed"][0]
-        return "{0}: ResolutionFailed ({1}): {2}".format(where, first.get("reason", ""), first.get("message", ""))
-    if check_mode:
-        return ""
-    conditions = "; ".join(
-        "{0}: {1}".format(c.get("type"), c.get("message", "")) for c in _true_conditions(sub["status"])
-    )
-    return (
-        "{0}: no CSV chosen after {1}s (state {2}; conditions: {3}). Check the catalog pods in {4}, or raise "
-        "nfd_wait_timeout.".format(
-            where,
-            settings["wait_timeout"],
-            sub["status"].get("state", "none"),
-            conditions or "none",
-            settings["catalog_source_namespace"],
-        )
-    )
-
-
-def _csv_problem(name, csv, sub_status, settings, check_mode):
-    where = "nfd: ClusterServiceVersion {0}/{1}".format(settings["namespace"], name)
-    status = csv.get("status") or {}
-    phase = status.get("phase") or ""
-    if phase == "Succeeded":
-        kinds = _csv_kinds(csv)
-        if settings["kind"] in kinds:
-            return ""
-        return "{0}: its alm-examples list {1}, no {2}; this operator version is not one the role knows.".format(
-            where, ", ".join(kinds) or "nothing", settings["kind"]
-        )
-    if check_mode and phase != "Failed":
-        return ""
-    if not csv:
-        return "{0}: not created after {1}s (InstallPlan {2})".format(
-            where, settings["wait_timeout"], _get(sub_status, "installPlanRef", "name", default="none")
-        )
-    late = "" if phase == "Failed" else " - still not Succeeded after {0}s".format(settings["wait_timeout"])
-    return "{0}: {1} ({2}): {3}{4}".format(
-        where, status.get("phase", "no phase"), status.get("reason", ""), status.get("message", ""), late
-    )
-
-
-def _note(name, csv, created, settings, check_mode):
-    if not name:
-        return (
-            "nfd: would subscribe to {package}/{channel} from {catalog_source} in {namespace} (OperatorGroup "
-            "{namespace}, approval {approval}); the NodeFeatureDiscovery CR is built once the CSV exists.".format(
-                **settings
-            )
-        )
-    status = csv.get("status") or {}
-    if status.get("phase") != "Succeeded":
-        return (
-            "nfd: would wait for ClusterServiceVersion {0}/{1} ({2}); the NodeFeatureDiscovery CR is built once it has "
-            "Succeeded.".format(settings["namespace"], name, status.get("phase", "not created yet"))
-        )
-    phases = " -> ".join(c.get("phase", "?") for c in status.get("conditions") or [])
-    made = created[0] if created else {}
-    return "nfd: {0}/{1} -> {2} Succeeded ({3}; {4}); NodeFeatureDiscovery {5}/{6} {7}{8}".format(
-        settings["package"],
-        settings["channel"],
-        name,
-        phases,
-        status.get("reason", ""),
-        settings["namespace"],
-        made.get("name", "?"),
-        made.get("action", "not applied"),
-        " (check mode)" if check_mode else "",
-    )
-
-
-def olm_outcome(read, settings, channel, check_mode=False):
-    """Where the operator's installation through OLM stands, from what the role read.
-
-    ``read``: ``subscription`` (the Subscription as read, a list), ``csv`` (its current CSV as read: a list, of
-    which the one named by the Subscription counts) and
-    ``created`` (the objects of the NodeFeatureDiscovery's k8s_ensure). ``settings``: namespace, subscription,
-    package, catalog_source, catalog_source_namespace, approval, kind and wait_timeout; ``channel`` the one
-    subscribed to.
-
-    Returns ``settled`` (the Subscription wait is over), ``csv_name``, ``csv`` (that CSV, {} when not read),
-    ``csv_settled`` (the CSV wait is over),
-    ``ready`` (the CSV Succeeded and offers the kind: build the custom resource), ``problem`` (why the run stops;
-    empty when it goes on) and ``note`` (what OLM did, or in check mode would do).
-    """
-    settings = dict(settings, channel=channel)
-    sub = subscription_state(read.get("subscription"))
-    name = sub["current_csv"]
-    csv = next((c for c in read.get("csv") or [] if _get(c, "metadata", "name") == name), {}) if name else {}
-    phase = _get(csv, "status", "phase", default="")
-    if name:
-        problem = _csv_problem(name, csv, sub["status"], settings, check_mode)
-    else:
-        problem = _subscription_problem(sub, settings, check_mode)
-    return {
-        "settled": sub["settled"],
-        "csv_name": name,
-        "csv": csv,
-        "csv_settled": phase in ("Succeeded", "Failed"),
-        "ready": bool(name) and phase == "Succeeded" and not problem,
-        "problem": problem,
-        "note": _note(name, csv, read.get("created") or [], settings, check_mode),
-    }
 
 
 # --------------------------------------------------------------------- verify
