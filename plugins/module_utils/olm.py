@@ -48,17 +48,18 @@ def _group_of(api_version):
     return api_version.rsplit("/", 1)[0] if "/" in (api_version or "") else ""
 
 
-def deep_merge(base, overrides):
+def deep_merge(base, overrides, keep_none=False):
     """``overrides`` merged into a copy of ``base``: dictionaries recursively, anything else replaced.
 
-    A ``None`` value in ``overrides`` removes the key (so an example's field can be dropped).
+    A ``None`` value in ``overrides`` removes the key (so an example's field can be dropped); with ``keep_none`` it
+    is kept, for overrides that are merged onto an example later.
     """
     result = copy.deepcopy(base)
     for key, value in (overrides or {}).items():
-        if value is None:
+        if value is None and not keep_none:
             result.pop(key, None)
         elif isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = deep_merge(result[key], value)
+            result[key] = deep_merge(result[key], value, keep_none)
         else:
             result[key] = copy.deepcopy(value)
     return result
@@ -280,13 +281,15 @@ def _note(name, csv, created, settings, check_mode):
         )
     phases = " -> ".join(c.get("phase", "?") for c in status.get("conditions") or [])
     made = created[0] if created else {}
-    return "@ROLE@: {0}/{1} -> {2} Succeeded ({3}; {4}); {9} {5}/{6} {7}{8}".format(
+    # A cluster-scoped custom resource (ClusterPolicy) has no namespace in what k8s_ensure returns.
+    where = made.get("namespace", settings["namespace"]) if made else settings["namespace"]
+    return "@ROLE@: {0}/{1} -> {2} Succeeded ({3}; {4}); {9} {5}{6} {7}{8}".format(
         settings["package"],
         settings["channel"],
         name,
         phases,
         status.get("reason", ""),
-        settings["namespace"],
+        where + "/" if where else "",
         made.get("name", "?"),
         made.get("action", "not applied"),
         " (check mode)" if check_mode else "",

@@ -15,9 +15,13 @@ Each scenario on its own local cluster (started and stopped here):
   cluster upgrades (lever: ClusterVersion and the GPU nodes' RHCOS build); site.yml runs again. Prints the
   preflight's wall time, and the driver state's time after the upgrade with the image ready (no build).
 
+* ``operator`` (OpenShift 4.16 profile, GPU MachineSet scaled to 2): site.yml with ``gpuops_stack: operator``
+  converges (the GPU Operator through OLM, its ClusterPolicy ready, validation); a re-run (its writes: 0); the
+  teardown. The same for the manual stack on a fresh cluster, for comparison. Prints the wall times and the states'.
+
 Figures are printed, not asserted; the script exits 1 only when a run fails.
 
-    .venv/bin/python tests/bench/bench_day_two.py [--scenario rollout|preflight|all] [--gpu-nodes 4]
+    .venv/bin/python tests/bench/bench_day_two.py [--scenario rollout|preflight|operator|all] [--gpu-nodes 4]
                                                   [--max-unavailable 1]
 """
 
@@ -188,9 +192,30 @@ def preflight():
         lc.down()
 
 
+def stacks():
+    for stack in ("operator", "manual"):
+        lc = LocalCluster(os.path.join(ROOT, ".localcluster-bench-" + stack))
+        lc.up(profile="openshift")
+        reports = os.path.join(ROOT, "reports", "bench-" + stack)
+        extra = {"gpu_machineset_replicas": 2, "gpuops_reports_dir": reports, "gpuops_stack": stack}
+        audit = AuditLog(lc.audit_log, lc.api_client(), user="admin")
+        try:
+            seconds, dummy = site(lc, extra)
+            with open(os.path.join(reports, "timeline.json")) as handle:
+                states = ", ".join("{state} {seconds:.1f}s".format(**s) for s in json.load(handle)["states"])
+            print("[{0}] converge of 2 GPU nodes: {1:.1f}s ({2})".format(stack, seconds, states))
+            mark = audit.mark()
+            seconds, dummy = site(lc, extra)
+            print("[{0}] re-run: {1:.1f}s, {2} writes".format(stack, seconds, len(audit.writes_since(mark))))
+            seconds, dummy = site(lc, {"gpuops_stack": stack}, "teardown.yml")
+            print("[{0}] teardown: {1:.1f}s".format(stack, seconds), flush=True)
+        finally:
+            lc.down()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenario", choices=["rollout", "preflight", "all"], default="all")
+    p.add_argument("--scenario", choices=["rollout", "preflight", "operator", "all"], default="all")
     p.add_argument("--gpu-nodes", type=int, default=4)
     p.add_argument("--max-unavailable", default="1")
     p.add_argument("--version", default="580.95.05", help="the driver version rolled out")
@@ -199,6 +224,8 @@ def main():
         rollout(args)
     if args.scenario in ("preflight", "all"):
         preflight()
+    if args.scenario in ("operator", "all"):
+        stacks()
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from simopenshift.kube import (
     ROLEBINDINGS,
     RUNTIMECLASSES,
     SERVICEACCOUNTS,
+    SERVICES,
     Controller,
     labels_of,
     meta,
@@ -198,6 +199,7 @@ class OperatorController(Controller):
 
     validator_image = None
     support_done = None
+    exporter_done = None
 
     def setup(self):
         # No informer on ClusterPolicies: their CRD arrives with the CSV, and an informer on a kind the API does not
@@ -270,6 +272,8 @@ class OperatorController(Controller):
             self._status(live, "notReady", namespace, ("ReconcileFailed", "Failed to reconcile: %s" % exc))
             return self.timing(5.0)
         self._ensure_support(namespace, owner, spec)
+        if enabled(spec, "dcgmExporter"):
+            self._exporter_service(namespace, owner, spec)
         not_ready = []
         for state, body in wanted:
             self._apply(body)
@@ -337,6 +341,42 @@ class OperatorController(Controller):
             },
         )
         self.support_done = done
+
+    def _exporter_service(self, namespace, owner, spec):
+        """Service and (serviceMonitor.enabled) ServiceMonitor nvidia-dcgm-exporter (assets/state-dcgm-exporter/0400,
+        0500), made once per ClusterPolicy and namespace."""
+        monitor = ((spec.get("dcgmExporter") or {}).get("serviceMonitor") or {}).get("enabled") is True
+        done = (namespace, owner[0]["uid"], monitor)
+        if self.exporter_done == done:
+            return
+        labels = {"app": "nvidia-dcgm-exporter"}
+        meta_ = {"name": "nvidia-dcgm-exporter", "namespace": namespace, "labels": labels, "ownerReferences": owner}
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": dict(meta_, annotations={"prometheus.io/scrape": "true"}),
+            "spec": {
+                "selector": labels,
+                "ports": [{"name": "gpu-metrics", "port": 9400, "targetPort": 9400, "protocol": "TCP"}],
+            },
+        }
+        self.client.ensure(SERVICES, service)
+        if monitor:
+            body = {
+                "apiVersion": apis.SERVICEMONITORS.api_version,
+                "kind": "ServiceMonitor",
+                "metadata": meta_,
+                "spec": {
+                    "endpoints": [{"port": "gpu-metrics", "path": "/metrics"}],
+                    "jobLabel": "app",
+                    "namespaceSelector": {"matchNames": [namespace]},
+                    "selector": {"matchLabels": labels},
+                },
+            }
+            self.client.ensure(apis.SERVICEMONITORS, body)
+        else:
+            self.client.delete(apis.SERVICEMONITORS, "nvidia-dcgm-exporter", namespace)
+        self.exporter_done = done
 
     # ------------------------------------------------------------------ operands
 
@@ -461,7 +501,23 @@ class OperatorController(Controller):
             mig = (spec.get("mig") or {}).get("strategy") or "single"
             env = [("PASS_DEVICE_SPECS", "true"), ("FAIL_ON_INIT_ERROR", "true"), ("DEVICE_LIST_STRATEGY", "envvar")]
             env += [("DEVICE_ID_STRATEGY", "uuid"), ("NVIDIA_VISIBLE_DEVICES", "all"), ("MIG_STRATEGY", mig)]
+            if cdi:  # transformDevicePluginCtrForCDI
+                env = [e for e in env if e[0] != "DEVICE_LIST_STRATEGY"]
+                env += [("CDI_ENABLED", "true"), ("DEVICE_LIST_STRATEGY", "cdi-annotations,cdi-cri")]
+                env += [("CDI_ANNOTATION_PREFIX", "cdi.k8s.io/")]
+                env += [("NVIDIA_CDI_HOOK_PATH", "/usr/local/nvidia/toolkit/nvidia-cdi-hook")]
             container["securityContext"] = {"privileged": True}
+            # The asset's host mounts: the kubelet's device plugin socket dir, the driver root, the CDI spec dir.
+            container["volumeMounts"] = [
+                {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+                {"name": "driver-install-dir", "mountPath": "/driver-root", "mountPropagation": "HostToContainer"},
+                {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+            ]
+            pod["volumes"] = [
+                host_volume("device-plugin", "/var/lib/kubelet/device-plugins"),
+                host_volume("driver-install-dir", "/run/nvidia/driver", "DirectoryOrCreate"),
+                host_volume("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
+            ]
             self._config_manager(pod, spec.get("devicePlugin") or {}, image)
         elif key == "gfd":
             env = [("GFD_SLEEP_INTERVAL", "60s"), ("GFD_FAIL_ON_INIT_ERROR", "true")]

@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""site.yml with gpuops_stack: operator on the simulated OpenShift: NVIDIA's certified GPU Operator through OLM
+(Manual approval of the pinned CSV), a ClusterPolicy from its alm-examples with the collection's choices, the
+collection's own states on top; zero writes on a re-run and in check mode; each stack refuses to run beside the
+other; bad inputs refused before any write; teardown."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import sys
+
+import pytest
+from conftest import assert_rerun_writes_nothing, run_site, task_results_of
+from test_site import gpu_leftovers
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
+
+from simopenshift import apis  # noqa: E402
+from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES  # noqa: E402
+from simopenshift.testing import Client, wait_for  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+NS = "nvidia-gpu-operator"
+OPERATOR = {"gpuops_stack": "operator"}
+
+
+@pytest.fixture
+def kube(cluster):
+    if cluster.profile != "openshift":
+        pytest.skip("needs the openshift profile (OLM)")
+    return Client(cluster.api)
+
+
+def first_failure(out):
+    """The first failure's message (site.yml's rescue then ends the run naming the state)."""
+    return [r.get("msg") for dummy, r in task_results_of(out) if r.get("failed")][0]
+
+
+def gpu_nodes(kube):
+    return [n for n in kube.list(NODES)[0] if (n["metadata"].get("labels") or {}).get("nvidia.com/gpu.present")]
+
+
+def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube, tmp_path):
+    extra = dict(OPERATOR, gpuops_reports_dir=str(tmp_path))
+    try:
+        # Check mode on a cluster without the operator: nothing written, and it says what it would subscribe to.
+        mark = cluster.audit.mark()
+        out = run_site(cluster, extra_vars=extra, extra_args=["--check"])
+        assert cluster.audit.writes_since(mark) == []
+        notes = [r.get("msg", "") for name, r in task_results_of(out) if "Stop when the ClusterPolicy" in name]
+        assert any(
+            "would subscribe to gpu-operator-certified/v26.3 from certified-operators" in n for n in notes
+        ), notes
+
+        out = run_site(cluster, extra_vars=extra)
+        states = [s["state"] for s in json.load(open(os.path.join(str(tmp_path), "timeline.json")))["states"]]
+        assert states == ["preflight", "gpu_machineset", "nfd", "gpu_operator", "scheduling", "gpu_validation"]
+        sub = kube.get(apis.SUBSCRIPTIONS, "gpu-operator-certified", NS)
+        assert sub["spec"]["installPlanApproval"] == "Manual"
+        assert sub["spec"]["startingCSV"] == sub["status"]["installedCSV"] == "gpu-operator-certified.v26.3.3"
+        plan = kube.get(apis.INSTALLPLANS, sub["status"]["installPlanRef"]["name"], NS)
+        assert plan["spec"]["approved"] is True
+        policy = kube.get(apis.CLUSTERPOLICIES, "gpu-cluster-policy")
+        assert policy["status"]["state"] == "ready"
+        # The alm-example's fields stay; the collection's choices are merged in.
+        assert policy["spec"]["operator"]["use_ocp_driver_toolkit"] is True
+        assert policy["spec"]["mig"]["strategy"] == "single"
+        nodes = gpu_nodes(kube)
+        assert nodes and all(int(n["status"]["allocatable"].get("nvidia.com/gpu", 0)) > 0 for n in nodes)
+        names = {d["metadata"]["name"] for d in kube.list(DAEMONSETS, NS)[0]}
+        assert any(n.startswith("nvidia-driver-daemonset-4") for n in names), names
+        # The collection's states on top: the GPU taint (scheduling) and the validation report.
+        assert all(any(t["key"] == "nvidia.com/gpu" for t in n["spec"].get("taints") or []) for n in nodes)
+        with open(os.path.join(str(tmp_path), "gpu-validation.json")) as handle:
+            report = json.load(handle)
+        assert report["failures"] == [] and sorted(r["node"] for r in report["nodes"]) == sorted(
+            n["metadata"]["name"] for n in nodes
+        )
+
+        assert_rerun_writes_nothing(cluster, extra_vars=extra)
+
+        # Time-slicing through the ClusterPolicy: the ConfigMap, devicePlugin.config, and the GPUs advertised twice.
+        before = {n["metadata"]["name"]: int(n["status"]["allocatable"]["nvidia.com/gpu"]) for n in nodes}
+        run_site(cluster, extra_vars=dict(extra, gpu_operator_time_slicing_replicas=2))
+        policy = kube.get(apis.CLUSTERPOLICIES, "gpu-cluster-policy")
+        assert policy["spec"]["devicePlugin"]["config"] == {"name": "time-slicing-config", "default": "any"}
+
+        def doubled():
+            now = {
+                n["metadata"]["name"]: int(n["status"]["allocatable"].get("nvidia.com/gpu", 0)) for n in gpu_nodes(kube)
+            }
+            return now == {k: 2 * v for k, v in before.items()}
+
+        wait_for(doubled, 120, what="GPUs advertised twice (time-slicing)")
+
+        # The manual stack refuses to run beside the operator, before any write.
+        mark = cluster.audit.mark()
+        out = run_site(cluster, extra_vars={"gpuops_reports_dir": str(tmp_path)}, expect_rc=2)
+        assert "the NVIDIA GPU Operator already manages this cluster's GPUs" in first_failure(out)
+        assert "gpuops_stack: operator" in first_failure(out)
+        assert cluster.audit.writes_since(mark) == []
+    finally:
+        run_site(cluster, playbook="teardown.yml", extra_vars=OPERATOR)
+    assert kube.get(apis.CLUSTERPOLICIES, "gpu-cluster-policy") is None
+    wait_for(lambda: kube.get(NAMESPACES, NS) is None, 120, what="namespace %s gone" % NS)
+    assert gpu_leftovers(cluster) == []
+
+
+def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, kube):
+    # A DaemonSet as the collection's driver state labels its own (k8s_ensure's owner labels).
+    ns = "gpuops-manual-stack"
+    kube.create(NAMESPACES, {"metadata": {"name": ns}})
+    labels = {"app.kubernetes.io/managed-by": "gpuops.cluster", "gpuops.cluster/owner": "driver", "app": "x"}
+    spec = {"selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": {"labels": labels},
+            "spec": {"nodeSelector": {"no-such": "node"}, "containers": [{"name": "c", "image": "busybox"}]}}}  # fmt: skip
+    kube.create(DAEMONSETS, {"metadata": {"name": "nvidia-driver-x", "namespace": ns, "labels": labels}, "spec": spec})
+    only = dict(OPERATOR, gpuops_from_state="gpu_operator", gpuops_until_state="gpu_operator")
+    try:
+        mark = cluster.audit.mark()
+        out = run_site(cluster, extra_vars=only, expect_rc=2)
+        msg = first_failure(out)
+        assert (
+            "this collection's own GPU stack runs on this cluster (DaemonSet gpuops-manual-stack/nvidia-driver-x)"
+            in msg
+        )
+        assert "teardown.yml with gpuops_stack: manual" in msg
+        assert cluster.audit.writes_since(mark) == []
+    finally:
+        kube.delete(NAMESPACES, ns)
+    wait_for(lambda: kube.get(NAMESPACES, ns) is None, 60, what="namespace gone")
+    for key, value, needle in (
+        ("gpu_operator_channel", "v99.1", "gpu_operator: gpu_operator_channel 'v99.1' is not offered by package"),
+        (
+            "gpu_operator_catalog_source",
+            "nope",
+            "gpu_operator: gpu_operator_catalog_source 'nope' is not a CatalogSource",
+        ),
+        ("gpu_operator_time_slicing_replicas", "0", "gpu_operator_time_slicing_replicas '0' must be a whole number"),
+        ("gpu_operator_namespace", "GPU_Operator", "gpu_operator_namespace 'GPU_Operator' is not a valid name"),
+        ("gpu_operator_mig_strategy", "all", "gpu_operator_mig_strategy"),
+        ("gpuops_stack", "helm", "gpuops_stack 'helm' is not a stack"),
+    ):
+        mark = cluster.audit.mark()
+        out = run_site(cluster, extra_vars=dict(only, **{key: value}), expect_rc=2)
+        assert needle in first_failure(out), (key, first_failure(out))
+        assert cluster.audit.writes_since(mark) == [], key
