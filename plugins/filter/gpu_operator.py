@@ -50,8 +50,8 @@ def gpu_operator_absent_objects(found, names):
     return gpu_operator.absent_objects(_mapping(found, "gpu_operator_absent_objects"), _mapping(names, "names"))
 
 
-def gpu_operator_input_problems(values):
-    return gpu_operator.input_problems(_mapping(values, "gpu_operator_input_problems"))
+def gpu_operator_overrides_problems(overrides):
+    return gpu_operator.overrides_problems(overrides)
 
 
 class FilterModule(object):
@@ -65,5 +65,5 @@ class FilterModule(object):
             "gpu_operator_policy_outcome": gpu_operator_policy_outcome,
             "gpu_operator_manual_stack": gpu_operator_manual_stack,
             "gpu_operator_absent_objects": gpu_operator_absent_objects,
-            "gpu_operator_input_problems": gpu_operator_input_problems,
+            "gpu_operator_overrides_problems": gpu_operator_overrides_problems,
         }

@@ -14,9 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import device_plugin, validators
+from ansible_collections.gpuops.cluster.plugins.module_utils import device_plugin
 from ansible_collections.gpuops.cluster.plugins.module_utils.olm import deep_merge, dig
-from ansible_collections.gpuops.cluster.plugins.module_utils.role_inputs import IMAGE_RE, is_whole
 
 # The manual stack's DaemonSets carry these owner labels (the collection's roles; k8s_ensure's owner).
 MANUAL_OWNERS = ("driver", "container_toolkit", "device_plugin", "gpu_feature_discovery", "monitoring")
@@ -170,40 +169,12 @@ def absent_objects(found, names):
     return doomed
 
 
-def input_problems(values):
-    """What is wrong with the role's inputs beyond argument_specs, one message per problem (before any write)."""
-    out = []
-    for name in ("gpu_operator_namespace", "gpu_operator_time_slicing_config_map"):
-        if validators.dns_label_problem(str(values.get(name))):
-            out.append(
-                "gpu_operator: {0} '{1}' is not a valid name (a DNS-1123 label: at most 63 lower-case letters, "
-                "digits and '-', starting and ending with a letter or digit).".format(name, values.get(name))
-            )
-    replicas = values.get("gpu_operator_time_slicing_replicas")
-    if not is_whole(replicas, 1):
-        out.append(
-            "gpu_operator: gpu_operator_time_slicing_replicas '{0}' must be a whole number >= 1 (1: GPUs not "
-            "shared).".format(replicas)
-        )
-    timeout, sleep = values.get("gpu_operator_wait_timeout"), values.get("gpu_operator_wait_sleep")
-    if not (is_whole(timeout, 1) and is_whole(sleep, 1) and int(sleep) <= int(timeout)):
-        out.append(
-            "gpu_operator: gpu_operator_wait_timeout ({0}) and gpu_operator_wait_sleep ({1}) must be whole seconds "
-            ">= 1, with gpu_operator_wait_sleep <= gpu_operator_wait_timeout.".format(timeout, sleep)
-        )
-    version = values.get("gpu_operator_driver_version")
-    if version:
-        image = "{0}/driver:{1}".format(str(values.get("gpu_operator_driver_repository")).rstrip("/"), version)
-        if not IMAGE_RE.match(image):
-            out.append(
-                "gpu_operator: gpu_operator_driver_repository '{0}' and gpu_operator_driver_version '{1}' give '{2}', "
-                "which is not a valid image reference ([registry[:port]/]lower-case/path:tag, no scheme); fix the one "
-                "that is wrong.".format(values.get("gpu_operator_driver_repository"), version, image)
-            )
-    overrides = values.get("gpu_operator_cluster_policy_overrides")
+def overrides_problems(overrides):
+    """gpu_operator_cluster_policy_overrides wrapped in a ``spec`` key: the CRD's structural schema would prune
+    ``spec.spec`` silently, and the user's fields would vanish."""
     if isinstance(overrides, dict) and "spec" in overrides:
-        out.append(
+        return [
             "gpu_operator: gpu_operator_cluster_policy_overrides holds ClusterPolicy spec fields themselves (driver, "
             "toolkit, ...), not a 'spec' key; move what is under spec one level up."
-        )
-    return out
+        ]
+    return []

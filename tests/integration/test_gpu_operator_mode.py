@@ -141,12 +141,18 @@ def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, k
             "nope",
             "gpu_operator: gpu_operator_catalog_source 'nope' is not a CatalogSource",
         ),
-        ("gpu_operator_time_slicing_replicas", "0", "gpu_operator_time_slicing_replicas '0' must be a whole number"),
-        ("gpu_operator_namespace", "GPU_Operator", "gpu_operator_namespace 'GPU_Operator' is not a valid name"),
+        ("gpu_operator_time_slicing_replicas", 0, "gpu_operator: gpu_operator_time_slicing_replicas must be a whole"),
+        ("gpu_operator_namespace", "GPU_Operator", "gpu_operator: gpu_operator_namespace must be a DNS-1123 label"),
+        (
+            "gpu_operator_driver_repository",
+            "https://nvcr.io/nvidia",
+            "gpu_operator_driver_repository (gpuops_image_registry)",
+        ),
+        ("gpu_operator_cluster_policy_overrides", {"spec": {"gds": {"enabled": True}}}, "not a 'spec' key"),
         ("gpu_operator_mig_strategy", "all", "gpu_operator_mig_strategy"),
         ("gpuops_stack", "helm", "gpuops_stack 'helm' is not a stack"),
     ):
         mark = cluster.audit.mark()
-        out = run_site(cluster, extra_vars=dict(only, **{key: value}), expect_rc=2)
+        out = run_site(cluster, extra_vars=only, extra_args=["-e", json.dumps({key: value})], expect_rc=2)
         assert needle in first_failure(out), (key, first_failure(out))
         assert cluster.audit.writes_since(mark) == [], key

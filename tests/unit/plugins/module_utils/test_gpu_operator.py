@@ -168,28 +168,7 @@ def test_absent_objects_in_order_and_the_namespace_only_when_ours():
     assert "Namespace" not in [o["kind"] for o in gpu_operator.absent_objects(foreign, names)]
 
 
-def test_input_problems_name_the_variable():
-    good = {
-        "gpu_operator_namespace": "nvidia-gpu-operator",
-        "gpu_operator_time_slicing_config_map": "time-slicing-config",
-        "gpu_operator_time_slicing_replicas": 1,
-        "gpu_operator_wait_timeout": 1800,
-        "gpu_operator_wait_sleep": 5,
-        "gpu_operator_driver_repository": "nvcr.io/nvidia",
-        "gpu_operator_driver_version": "",
-        "gpu_operator_cluster_policy_overrides": {},
-    }
-    assert gpu_operator.input_problems(good) == []
-    for key, value, needle in (
-        ("gpu_operator_namespace", "NVIDIA_GPU", "gpu_operator_namespace 'NVIDIA_GPU'"),
-        ("gpu_operator_time_slicing_replicas", 0, "gpu_operator_time_slicing_replicas '0'"),
-        ("gpu_operator_wait_sleep", 3600, "gpu_operator_wait_sleep (3600)"),
-        ("gpu_operator_driver_version", "580 beta", "'nvcr.io/nvidia/driver:580 beta'"),
-        ("gpu_operator_cluster_policy_overrides", {"spec": {}}, "not a 'spec' key"),
-    ):
-        (msg,) = gpu_operator.input_problems(dict(good, **{key: value}))
-        assert needle in msg, msg
-    (msg,) = gpu_operator.input_problems(
-        dict(good, gpu_operator_driver_version="580.126.20", gpu_operator_driver_repository="https://nvcr.io/nvidia")
-    )
-    assert "no scheme" in msg
+def test_overrides_wrapped_in_spec_are_refused():
+    assert gpu_operator.overrides_problems({"driver": {"enabled": True}}) == []
+    (msg,) = gpu_operator.overrides_problems({"spec": {"driver": {}}})
+    assert "gpu_operator_cluster_policy_overrides" in msg and "not a 'spec' key" in msg
