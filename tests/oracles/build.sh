@@ -4,6 +4,8 @@
 #   ctkinstaller          nvidia-ctk-installer's runtime configuration (nvidia-container-toolkit
 #                         cmd/nvidia-ctk-installer/container/runtime), go/ctkinstaller
 #   containerd-<minor>    upstream cmd/containerd, unchanged, one per containerd minor, go/containerd-<minor>
+#   helm                  upstream cmd/helm v3, unchanged (kubernetes.core.helm runs it: the GPU Operator's chart on
+#                         Kubernetes), go/helm
 # Each is a pinned wrapper module (go.mod/go.sum) as tests/localcluster/build.sh and
 # tests/monitoring/build_promtool.sh build theirs. Cached outside the repo, keyed by the upstream version (and, for
 # the two programs of ours, a digest of their wrapper module, so an edit rebuilds them):
@@ -33,6 +35,7 @@ programs=(
   "containerd-2.0 go/containerd-2.0 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
   "containerd-2.1 go/containerd-2.1 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
   "containerd-2.2 go/containerd-2.2 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
+  "helm go/helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm 0 no"
 )
 
 # build <name> <wrapper module> <package> <cgo> <upstream> <version> <cache dir>, holding the program's lock.

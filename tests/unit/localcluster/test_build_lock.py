@@ -50,7 +50,7 @@ echo "done $$ $out" >>"$FAKE_GO_LOG"
 SCRIPTS = [
     ("localcluster/build.sh", 3),  # kubernetes (four binaries in one run), etcd, kwok
     ("monitoring/build_promtool.sh", 1),
-    ("oracles/build.sh", 6),  # dpconfig, ctkinstaller, containerd 1.7, 2.0, 2.1, 2.2
+    ("oracles/build.sh", 7),  # dpconfig, ctkinstaller, containerd 1.7, 2.0, 2.1, 2.2, helm
 ]
 
 
