@@ -46,3 +46,4 @@ PROMETHEUSRULES = Resource("monitoring.coreos.com", "v1", "prometheusrules", "Pr
 CLUSTERPOLICIES = Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", namespaced=False)
 
 MACHINE_API_NS = "openshift-machine-api"
+NVIDIADRIVERS = Resource("nvidia.com", "v1alpha1", "nvidiadrivers", "NVIDIADriver", namespaced=False)

@@ -7,8 +7,9 @@
         [--phase-seconds 1.0] [--log-level INFO]
 
 ``openshift`` runs everything (machine-api, MCO, NFD operator and worker, OLM,
-builds and image streams, GPU node agent); ``kubernetes`` only what runs on
-nodes (GPU node agent, nfd-worker labelling) and needs no OpenShift CRD.
+builds and image streams, GPU node agent, GPU Operator); ``kubernetes`` only what
+runs on nodes (GPU node agent, nfd-worker labelling) and the GPU Operator (its
+Helm chart's Deployment), none of which needs an OpenShift CRD.
 Watches survive apiserver restarts (kube.Informer). Once every informer has
 synced, the ConfigMap ``kube-system/simopenshift`` says ``ready: "true"``.
 SIGTERM/SIGINT stop the process.
@@ -36,7 +37,8 @@ if __package__ in (None, ""):  # run as a script: make the package importable
 from simopenshift import agent, builds, catalog, gpuoperator, install, machineapi, mco, nfd, olm, podsim  # noqa: E402
 from simopenshift.kube import CONFIGMAPS, Manager, Timing, now_rfc3339  # noqa: E402
 
-NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController]
+# The GPU Operator's controller runs on both: OLM installs it on OpenShift, its Helm chart on Kubernetes.
+NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController, gpuoperator.OperatorController]
 OPENSHIFT_CONTROLLERS = [
     machineapi.MachineSetController,
     machineapi.MachineController,
@@ -45,7 +47,6 @@ OPENSHIFT_CONTROLLERS = [
     mco.DaemonController,
     mco.KubeletConfigController,
     nfd.OperatorController,
-    gpuoperator.OperatorController,
     olm.SubscriptionController,
     olm.InstallPlanController,
     olm.CSVController,

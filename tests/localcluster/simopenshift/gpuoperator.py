@@ -1,12 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""NVIDIA GPU Operator, simulated: ClusterPolicy -> operand DaemonSets and status (OpenShift profile).
+"""NVIDIA GPU Operator, simulated: ClusterPolicy -> operand DaemonSets and status (both profiles).
 
 What the real operator (NVIDIA/gpu-operator v26.7.0) does and this controller reproduces:
 
-* It acts only while its Deployment ``gpu-operator`` (created by OLM from the CSV) is available; the operand
-  namespace is the Deployment's. Its image env (DRIVER_IMAGE, ...) is where images come from unless the
+* It acts only while its Deployment ``gpu-operator`` (created by OLM from the CSV on OpenShift, by the Helm chart
+  ``deployments/gpu-operator`` on Kubernetes) is available; the operand namespace is the Deployment's. Its image
+  env (DRIVER_IMAGE, ...) is where images come from unless the
   ClusterPolicy names repository + image + version (``api/nvidia/v1/clusterpolicy_types.go`` imagePath: a
   partial triple is an error, "invalid image specification: repository, image and version must all be set").
 * The oldest ClusterPolicy is the singleton; any other gets ``status.state: ignored``
@@ -18,8 +19,10 @@ What the real operator (NVIDIA/gpu-operator v26.7.0) does and this controller re
 * Operands, as the assets and transforms of ``controllers/object_controls.go`` make them: the driver (on
   OpenShift with ``operator.use_ocp_driver_toolkit``, one DaemonSet per RHCOS build,
   ``nvidia-driver-daemonset-<build>``, main container ``nv-ctr-run-with-dtk`` + the Driver Toolkit sidecar
-  ``dtk-build-driver``; the image tag gets ``-rhcos<x.y>`` unless it is a digest), the container toolkit
-  (RUNTIME from the node's runtime; CDI env when ``cdi.enabled``), device plugin (config-manager when
+  ``dtk-build-driver``; the image tag gets ``-rhcos<x.y>`` unless it is a digest; elsewhere one DaemonSet, tag
+  ``-<os ID><VERSION_ID>`` such as ``-ubuntu22.04``), the container toolkit (RUNTIME from the node's runtime; the
+  runtime's config, drop-in and socket env and host mounts of transformRuntimeConfigAndSocketMounts; CDI env when
+  ``cdi.enabled``), device plugin (config-manager when
   ``devicePlugin.config.name`` is set), GFD (USE_NODE_FEATURE_API=false on OpenShift), DCGM (host engine) and
   dcgm-exporter, the operator validator and the node status exporter; ``runtimeClassName: nvidia`` on the
   operands unless CRI-O runs without CDI; RuntimeClass ``nvidia``.
@@ -29,9 +32,19 @@ What the real operator (NVIDIA/gpu-operator v26.7.0) does and this controller re
 
 The simulated node agent (agent.py) plays kubelet for the driver, toolkit, device plugin, GFD, exporter and
 validator pods (by their real ``app`` labels, gpustack.component) and judges them as it judges anyone's: image
-contents, runtime, mounts, env. The DCGM host engine and node status exporter run as plain kwok pods. Not
-simulated: MIG manager, vGPU, sandbox workloads, GDS, the NVIDIADriver CRD, precompiled drivers,
-driver upgrade policy (the DaemonSets use OnDelete, as the operator's do when autoUpgrade is on).
+contents, runtime, mounts, env. The DCGM host engine and node status exporter run as plain kwok pods.
+* With ``driver.useNvidiaDriverCRD`` (the chart's ``driver.nvidiaDriverCRD.enabled``) the ClusterPolicy leaves the
+  driver to NVIDIADriver objects (``controllers/nvidiadriver_controller.go``, ``internal/state/driver.go``,
+  ``nodepool.go``): each GPU node gets the owner label ``nvidia.com/gpu-operator.driver.owner`` of the NVIDIADriver
+  whose nodeSelector matches it (else the ``default: true`` one; ``nvidiadriverutil.AssignOwners``), and each CR gets
+  one driver DaemonSet per node pool - OS tag (``ubuntu22.04``), plus the kernel with precompiled drivers or the
+  RHCOS build on OpenShift - named ``nvidia-<driverType>-driver-<osTag>-<hash>`` (getDriverAppName: FNV-32a of the
+  CR's uid [+ kernel or RHCOS build], apimachinery SafeEncodeString), image ``<repository>/<image>:<version>-<osTag>``
+  (precompiled: ``<version>-<kernel>-<osTag>``); ``status.state`` ready/notReady.
+
+Not simulated: MIG manager, vGPU, sandbox workloads, GDS, precompiled drivers through the ClusterPolicy, NVIDIADriver
+node-selector conflicts, driver upgrade policy (the DaemonSets use OnDelete, as the operator's do when autoUpgrade
+is on).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -57,6 +70,7 @@ from simopenshift.kube import (
     name_of,
     namespace_of,
     now_rfc3339,
+    owner_ref,
 )
 
 OPERATOR_DEPLOYMENT = "gpu-operator"
@@ -207,13 +221,14 @@ class OperatorController(Controller):
         self.nodes = self.informer(NODES)
         self.daemonsets = self.informer(DAEMONSETS)
         self.deployments = self.informer(DEPLOYMENTS)
-        self.streams = self.informer(apis.IMAGESTREAMS)
+        # The Driver Toolkit's ImageStream exists on OpenShift only (the kind is not served elsewhere).
+        self.streams = self.informer(apis.IMAGESTREAMS) if self.manager.profile == "openshift" else None
         for informer in (self.nodes, self.deployments):
             informer.add_handler(lambda *args: self.enqueue(KEY))
         self.daemonsets.add_handler(self._on_ds)
 
     def _on_ds(self, etype, ds, old):
-        if any(ref.get("kind") == "ClusterPolicy" for ref in meta(ds).get("ownerReferences") or []):
+        if any(ref.get("kind") in ("ClusterPolicy", "NVIDIADriver") for ref in meta(ds).get("ownerReferences") or []):
             self.enqueue(KEY)
 
     def resync_keys(self):
@@ -229,41 +244,38 @@ class OperatorController(Controller):
             return namespace_of(dep), env
         return None
 
-    def reconcile(self, key):
-        running = self._operator()
-        if running is None:
-            return None
-        try:
-            policies, dummy = self.client.list(apis.CLUSTERPOLICIES)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-            return self.timing(2.0)
+    def _active_policy(self, namespace):
+        """The singleton ClusterPolicy, read live (the others marked ignored); None when there is none; raises
+        ApiException 404 while the CRD is not served."""
+        policies, dummy = self.client.list(apis.CLUSTERPOLICIES)
         policies = [p for p in policies if not meta(p).get("deletionTimestamp")]
         if not policies:
-            return self.timing(1.0)  # the operator polls nothing; this stands in for its ClusterPolicy watch
-        namespace, env = running
+            return None
         active = _singleton(policies)
         for other in policies:
             if other is not active:
                 self._status(other, "ignored", namespace, None)
         # The cache can lag a deletion: never create operands for a ClusterPolicy that is gone.
         live = self.client.get(apis.CLUSTERPOLICIES, name_of(active))
-        if live is None or meta(live).get("deletionTimestamp"):
+        return None if live is None or meta(live).get("deletionTimestamp") else live
+
+    def reconcile(self, key):
+        running = self._operator()
+        if running is None:
             return None
+        namespace, env = running
+        try:
+            live = self._active_policy(namespace)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            return self.timing(2.0)
+        if live is None:
+            return self.timing(1.0)  # the operator polls nothing; this stands in for its ClusterPolicy watch
         spec = live.get("spec") or {}
         nodes = [n for n in self.nodes.list() if gpu_node(n) and labels_of(n).get(OPT_OUT) != "false"]
         self._label(nodes, spec)
-        owner = [
-            {
-                "apiVersion": apis.CLUSTERPOLICIES.api_version,
-                "kind": "ClusterPolicy",
-                "name": name_of(live),
-                "uid": meta(live).get("uid"),
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ]
+        owner = [owner_ref(apis.CLUSTERPOLICIES, live)]
         openshift = self.manager.profile == "openshift"
         runtime = _node_runtime(nodes)
         try:
@@ -280,7 +292,10 @@ class OperatorController(Controller):
             if not self._ds_ready(name_of(body), namespace):
                 if state not in not_ready:
                     not_ready.append(state)
-        self._prune(namespace, {name_of(b) for dummy, b in wanted})
+        keep = {name_of(b) for dummy, b in wanted}
+        if uses_driver_crd(spec):
+            keep |= self._nvidia_drivers(spec, namespace, nodes, openshift)
+        self._prune(namespace, keep)
         if not_ready:
             message = "ClusterPolicy is not ready, states not ready: [%s]" % " ".join(not_ready)
             self._status(live, "notReady", namespace, ("OperandNotReady", message))
@@ -373,9 +388,17 @@ class OperatorController(Controller):
                     "selector": {"matchLabels": labels},
                 },
             }
-            self.client.ensure(apis.SERVICEMONITORS, body)
+            try:
+                self.client.ensure(apis.SERVICEMONITORS, body)
+            except ApiException as exc:
+                if exc.status != 404:  # no prometheus-operator CRD: the operator skips the ServiceMonitor
+                    raise
         else:
-            self.client.delete(apis.SERVICEMONITORS, "nvidia-dcgm-exporter", namespace)
+            try:
+                self.client.delete(apis.SERVICEMONITORS, "nvidia-dcgm-exporter", namespace)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
         self.exporter_done = done
 
     # ------------------------------------------------------------------ operands
@@ -385,9 +408,13 @@ class OperatorController(Controller):
         for state, key, ds_name, deploy, sa, image_env in STATES:
             if not enabled(spec, key):
                 continue
+            if key == "driver" and uses_driver_crd(spec):
+                continue  # the NVIDIADriver objects own the driver and its image (_nvidia_drivers)
             image = image_path(spec.get(key) or {}, env, image_env)
             self.validator_image = image_path(spec.get("validator") or {}, env, "VALIDATOR_IMAGE")
             if key == "driver":
+                if uses_driver_crd(spec):
+                    continue  # the NVIDIADriver objects own the driver (_nvidia_drivers)
                 for body in self._drivers(spec, image, namespace, nodes, openshift):
                     out.append((state, body))
                 continue
@@ -415,23 +442,19 @@ class OperatorController(Controller):
             },
         }
 
-    def _drivers(self, spec, image, namespace, nodes, openshift):
+    def _drivers(self, spec, image, namespace, nodes, openshift, pools=None):
+        """The driver DaemonSets: one per RHCOS build with the Driver Toolkit, else one (the ClusterPolicy's), or one
+        per node pool of an NVIDIADriver (``pools``: (name, node selector, image, rhcos build, labels))."""
         driver = spec.get("driver") or {}
         module_type = driver.get("kernelModuleType") or "auto"
         firmware_mounts = [{"name": n, "mountPath": m} for n, dummy, m in FIRMWARE]
         firmware_volumes = [host_volume(n, h) for n, h, dummy in FIRMWARE]
         labels = {"app.kubernetes.io/component": "nvidia-driver", "app.kubernetes.io/managed-by": "gpu-operator"}
-        builds = {}
-        for node in nodes:
-            node_labels = labels_of(node)
-            builds.setdefault(
-                node_labels.get(OSTREE) if openshift else None,
-                "%s%s" % (node_labels.get(OS_ID, "rhcos" if openshift else "ubuntu"), node_labels.get(OS_VERSION, "")),
-            )
+        if pools is None:
+            pools = self._policy_driver_pools(image, nodes, openshift, labels)
         out = []
         dtk = (spec.get("operator") or {}).get("use_ocp_driver_toolkit") and openshift
-        for build, os_tag in sorted(builds.items(), key=lambda item: item[0] or ""):
-            tagged = image if "sha256:" in image else "%s-%s" % (image, os_tag)
+        for pool_name, pool_selector, tagged, build, pool_labels in pools:
             main = {
                 "name": "nvidia-driver-ctr",
                 "image": tagged,
@@ -447,7 +470,9 @@ class OperatorController(Controller):
             containers = [main]
             volumes = [host_volume("run-nvidia", "/run/nvidia", "DirectoryOrCreate")] + firmware_volumes
             selector, name, extra = None, "nvidia-driver-daemonset", {}
-            if dtk and build:
+            if pool_name:  # an NVIDIADriver's pool
+                selector, name, extra = pool_selector, pool_name, pool_labels
+            elif dtk and build:
                 main["args"] = ["nv-ctr-run-with-dtk"]
                 containers.append(
                     {
@@ -472,8 +497,97 @@ class OperatorController(Controller):
             out.append(self._daemonset(name, namespace, "driver", pod, selector, dict(labels, **extra)))
         return out
 
+    def _policy_driver_pools(self, image, nodes, openshift, labels):
+        """The ClusterPolicy's driver: per RHCOS build on OpenShift; elsewhere one, for the OS of the first GPU node
+        (getGPUNodeOSInfo lists the GPU nodes with Limit 1: every GPU node gets that OS's image)."""
+        builds = {}
+        for node in sorted(nodes, key=name_of):
+            node_labels = labels_of(node)
+            os_tag = _os_tag(node_labels, "rhcos" if openshift else "ubuntu")
+            if openshift:
+                builds.setdefault(node_labels.get(OSTREE), os_tag)
+            else:
+                builds.setdefault(None, os_tag)
+        return [
+            (None, None, image if "sha256:" in image else "%s-%s" % (image, os_tag), build, {})
+            for build, os_tag in sorted(builds.items(), key=lambda item: item[0] or "")
+        ]
+
+    # ------------------------------------------------------------------ NVIDIADriver objects
+
+    def _nvidia_drivers(self, spec, namespace, nodes, openshift):
+        """Reconcile every NVIDIADriver: owner labels on the GPU nodes, a driver DaemonSet per node pool, status.
+        Returns the names of the DaemonSets they keep."""
+        try:
+            crs, dummy = self.client.list(apis.NVIDIADRIVERS)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            return set()
+        crs = sorted((c for c in crs if not meta(c).get("deletionTimestamp")), key=name_of)
+        owners = {}
+        for node in nodes:
+            labels = labels_of(node)
+            chosen = next(
+                (c for c in crs if not (c.get("spec") or {}).get("default") and _matches(c, labels)), None
+            ) or next((c for c in crs if (c.get("spec") or {}).get("default")), None)
+            if chosen is None:
+                continue
+            owners.setdefault(name_of(chosen), []).append(node)
+            if labels.get(DRIVER_OWNER) != name_of(chosen):
+                self.client.patch(NODES, name_of(node), {"metadata": {"labels": {DRIVER_OWNER: name_of(chosen)}}})
+        keep = set()
+        for cr in crs:
+            cr_spec = cr.get("spec") or {}
+            owner = [owner_ref(apis.NVIDIADRIVERS, cr)]
+            pools = _node_pools(cr, owners.get(name_of(cr)) or [], openshift)
+            try:
+                bodies = self._drivers(dict(spec, driver=dict(cr_spec)), None, namespace, [], openshift, pools)
+            except ImageError as exc:
+                self._cr_status(cr, "notReady", ("ReconcileFailed", str(exc)))
+                continue
+            ready = True
+            for body in bodies:
+                body["metadata"]["ownerReferences"] = owner
+                self._apply(body)
+                keep.add(name_of(body))
+                ready = ready and self._ds_ready(name_of(body), namespace)
+            if not pools:
+                self._cr_status(cr, "ready", ("Reconciled", "No nodes matching the given node selector"), True)
+            elif ready:
+                self._cr_status(cr, "ready", ("Reconciled", "All resources have been successfully reconciled"), True)
+            else:
+                self._cr_status(cr, "notReady", ("DriverNotReady", "Waiting for driver pod to be ready"))
+        return keep
+
+    def _cr_status(self, cr, state, reason, ready=False):
+        kind, message = reason
+        status = cr.get("status") or {}
+        if status.get("state") == state and any(
+            c.get("reason") == kind and c.get("message") == (message if ready else "")
+            for c in status.get("conditions") or []
+        ):
+            return
+        stamp = now_rfc3339()
+        conditions = [
+            {"type": "Ready", "status": "True" if ready else "False", "reason": kind, "message": message if ready else "",
+             "lastTransitionTime": stamp},
+            {"type": "Error", "status": "False" if ready else "True", "reason": "Ready" if ready else kind,
+             "message": "" if ready else message, "lastTransitionTime": stamp},
+        ]  # fmt: skip
+        try:
+            self.client.patch(
+                apis.NVIDIADRIVERS,
+                name_of(cr),
+                {"status": {"state": state, "conditions": conditions}},
+                subresource="status",
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
     def _dtk_image(self, build):
-        stream = self.streams.get("driver-toolkit", "openshift") or {}
+        stream = (self.streams.get("driver-toolkit", "openshift") if self.streams else None) or {}
         for tag in (stream.get("status") or {}).get("tags") or []:
             if tag.get("tag") == build and tag.get("items"):
                 return tag["items"][0].get("dockerImageReference")
@@ -487,16 +601,7 @@ class OperatorController(Controller):
             pod["runtimeClassName"] = (spec.get("operator") or {}).get("runtimeClass") or "nvidia"
         env = []
         if key == "toolkit":
-            # The asset's own env (assets/state-container-toolkit/0500_daemonset.yaml), then the transform's.
-            env = [("ROOT", "/usr/local/nvidia"), ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", MANAGEMENT_KIND)]
-            env += [("NVIDIA_VISIBLE_DEVICES", "void"), ("RUNTIME", runtime or "containerd")]
-            if cdi:
-                env += [("CDI_ENABLED", "true"), ("NVIDIA_RUNTIME_SET_AS_DEFAULT", "false")]
-                env += [("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"), ("CRIO_CONFIG_MODE", "config")]
-            elif runtime == "crio":
-                env += [("CRIO_CONFIG_MODE", "hook")]
-            container["securityContext"] = {"privileged": True}
-            pod["hostPID"] = True
+            env = _toolkit_env(pod, container, spec, runtime, cdi)
         elif key == "devicePlugin":
             mig = (spec.get("mig") or {}).get("strategy") or "single"
             env = [("PASS_DEVICE_SPECS", "true"), ("FAIL_ON_INIT_ERROR", "true"), ("DEVICE_LIST_STRATEGY", "envvar")]
@@ -532,6 +637,17 @@ class OperatorController(Controller):
             if enabled(spec, "dcgm"):
                 env.append(("DCGM_REMOTE_HOSTENGINE_INFO", "nvidia-dcgm:5555"))
             container["ports"] = [{"name": "metrics", "containerPort": 9400}]
+            config = ((spec.get("dcgmExporter") or {}).get("config") or {}).get("name")
+            if config:  # TransformDCGMExporter: the user's metrics ConfigMap, key dcgm-metrics.csv, by subPath
+                env = _set_env(env, [("DCGM_EXPORTER_COLLECTORS", METRICS_CONFIG_PATH)])
+                container["volumeMounts"] = [
+                    {"name": "metrics-config", "readOnly": True, "mountPath": METRICS_CONFIG_PATH,
+                     "subPath": "dcgm-metrics.csv"}
+                ]  # fmt: skip
+                pod["volumes"] = [
+                    {"name": "metrics-config", "configMap": {"name": config,
+                     "items": [{"key": "dcgm-metrics.csv", "path": "dcgm-metrics.csv"}]}}
+                ]  # fmt: skip
         elif key == "dcgm":
             container["command"] = ["nv-hostengine", "-n", "-b", "ALL"]
             container["ports"] = [{"name": "dcgm", "containerPort": 5555}]
@@ -539,9 +655,10 @@ class OperatorController(Controller):
             container["command"] = ["sh", "-c"]
             container["args"] = ["echo all validations are successful; sleep infinity"]
             container["securityContext"] = {"privileged": True}
-        container["env"] = env_list(
-            env + [(e["name"], e.get("value", "")) for e in (spec.get(key) or {}).get("env") or []]
-        )
+        if key != "toolkit":  # the toolkit's are in env already (the runtime transform reads them)
+            env += [(e["name"], e.get("value", "")) for e in (spec.get(key) or {}).get("env") or []]
+        if env:  # the apiserver drops an empty list, and an empty one here would differ from it on every pass
+            container["env"] = env_list(_set_env([], env))
         waits_for = {"toolkit": "driver", "validator": "driver"}.get(key, "toolkit")
         if key not in ("dcgm", "nodeStatusExporter"):
             # The assets' validation init container: wait for the validator's marker file of the stage before.
@@ -629,7 +746,9 @@ class OperatorController(Controller):
     def _prune(self, namespace, keep):
         """Operand DaemonSets no longer wanted (an operand disabled, an RHCOS build gone from the GPU nodes)."""
         for ds in self.daemonsets.list(namespace):
-            owned = any(r.get("kind") == "ClusterPolicy" for r in meta(ds).get("ownerReferences") or [])
+            owned = any(
+                r.get("kind") in ("ClusterPolicy", "NVIDIADriver") for r in meta(ds).get("ownerReferences") or []
+            )
             if owned and name_of(ds) not in keep:
                 self.client.delete(DAEMONSETS, name_of(ds), namespace, propagation="Background")
 
@@ -687,6 +806,159 @@ class OperatorController(Controller):
         except ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+# The runtime's host files the toolkit installer edits, and where the DaemonSet mounts their directories
+# (controllers/object_controls.go: DefaultContainerdConfigFile, DefaultContainerdDropInConfigFile,
+# DefaultContainerdSocketFile, DefaultCRIOConfigFile, DefaultCRIODropInConfigFile, DefaultRuntime*TargetDir).
+RUNTIME_FILES = {
+    "containerd": ("CONTAINERD_CONFIG", "/etc/containerd/config.toml", "/etc/containerd/conf.d/99-nvidia.toml"),
+    "crio": ("CRIO_CONFIG", "/etc/crio/config.toml", "/etc/crio/crio.conf.d/99-nvidia.conf"),
+    "docker": ("DOCKER_CONFIG", "/etc/docker/daemon.json", None),
+}
+RUNTIME_SOCKETS = {"containerd": ("CONTAINERD_SOCKET", "/run/containerd/containerd.sock"),
+                   "docker": ("DOCKER_SOCKET", "/var/run/docker.sock")}  # fmt: skip
+METRICS_CONFIG_PATH = "/etc/dcgm-exporter/dcgm-metrics.csv"  # MetricsConfigMountPath
+CONFIG_DIR, DROP_IN_DIR, SOCKET_DIR = "/runtime/config-dir/", "/runtime/config-dir.d/", "/runtime/sock-dir/"
+
+
+def _toolkit_env(pod, container, spec, runtime, cdi):
+    """TransformToolkit: the asset's own env (assets/state-container-toolkit/0500_daemonset.yaml), CDI's, the user's,
+    then the runtime's (transformForRuntime)."""
+    env = [("ROOT", "/usr/local/nvidia"), ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", MANAGEMENT_KIND)]
+    env += [("NVIDIA_VISIBLE_DEVICES", "void")]
+    if cdi:
+        env += [("CDI_ENABLED", "true"), ("NVIDIA_RUNTIME_SET_AS_DEFAULT", "false")]
+        env += [("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"), ("CRIO_CONFIG_MODE", "config")]
+    elif runtime == "crio":
+        env += [("CRIO_CONFIG_MODE", "hook")]
+    env += [(e["name"], e.get("value", "")) for e in (spec.get("toolkit") or {}).get("env") or []]
+    env = _runtime_config(pod, container, env, runtime or "containerd", spec)
+    container["securityContext"] = {"privileged": True}
+    pod["hostPID"] = True
+    return env
+
+
+def _set_env(env, pairs):
+    """setContainerEnv: a name set again replaces its value in place."""
+    out = list(env)
+    for name, value in pairs:
+        for i, (have, dummy) in enumerate(out):
+            if have == name:
+                out[i] = (name, value)
+                break
+        else:
+            out.append((name, value))
+    return out
+
+
+def _runtime_config(pod, container, env, runtime, spec):
+    """transformForRuntime + transformRuntimeConfigAndSocketMounts (object_controls.go): RUNTIME, containerd's
+    runtime class, and the runtime's top-level config, drop-in and socket as container paths (env) over host
+    directories (volumes); a path the user set in the toolkit's env is honoured."""
+    given = dict(env)
+    env = _set_env(env, [("RUNTIME", runtime)])
+    if runtime == "containerd":
+        env = _set_env(
+            env, [("CONTAINERD_RUNTIME_CLASS", (spec.get("operator") or {}).get("runtimeClass") or "nvidia")]
+        )
+    config_var, config, drop_in = RUNTIME_FILES.get(runtime, RUNTIME_FILES["containerd"])
+    config = given.get(config_var) or given.get("RUNTIME_CONFIG") or config
+    drop_in = (given.get("RUNTIME_DROP_IN_CONFIG") or drop_in) if drop_in else None
+    mounts, volumes = [], []
+
+    def mount(name, host_dir, target, kind="DirectoryOrCreate"):
+        mounts.append({"name": name, "mountPath": target})
+        volumes.append(host_volume(name, host_dir, kind))
+
+    base, dirname = config.rsplit("/", 1)[1], config.rsplit("/", 1)[0] or "/"
+    env = _set_env(env, [("RUNTIME_CONFIG", CONFIG_DIR + base), (config_var, CONFIG_DIR + base)])
+    mount("%s-config" % runtime, dirname, CONFIG_DIR)
+    if drop_in:
+        base, dirname = drop_in.rsplit("/", 1)[1], drop_in.rsplit("/", 1)[0] or "/"
+        env = _set_env(
+            env, [("RUNTIME_DROP_IN_CONFIG", DROP_IN_DIR + base), ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", drop_in)]
+        )
+        mount("%s-drop-in-config" % runtime, dirname, DROP_IN_DIR)
+    if runtime in RUNTIME_SOCKETS:
+        socket_var, socket = RUNTIME_SOCKETS[runtime]
+        socket = given.get(socket_var) or socket
+        base, dirname = socket.rsplit("/", 1)[1], socket.rsplit("/", 1)[0] or "/"
+        env = _set_env(env, [("RUNTIME_SOCKET", SOCKET_DIR + base), (socket_var, SOCKET_DIR + base)])
+        mount("%s-socket" % runtime, dirname, SOCKET_DIR, None)
+    container["volumeMounts"] = (container.get("volumeMounts") or []) + mounts
+    pod["volumes"] = (pod.get("volumes") or []) + volumes
+    return env
+
+
+DRIVER_OWNER = "nvidia.com/gpu-operator.driver.owner"
+OS_MAJOR = "feature.node.kubernetes.io/system-os_release.VERSION_ID.major"
+KERNEL_FULL = "feature.node.kubernetes.io/kernel-version.full"
+SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand SafeEncodeString
+
+
+def uses_driver_crd(spec):
+    return (spec.get("driver") or {}).get("useNvidiaDriverCRD") is True
+
+
+def _os_tag(labels, default_id):
+    """getOSTag: ID + VERSION_ID (major only for ol, rocky, rhel)."""
+    os_id, version = labels.get(OS_ID, default_id), labels.get(OS_VERSION, "")
+    if os_id in ("ol", "rocky", "rhel"):
+        version = version.split(".")[0]
+    return "%s%s" % (os_id, version)
+
+
+def _matches(cr, labels):
+    selector = (cr.get("spec") or {}).get("nodeSelector") or {}
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def string_hash(text):
+    """utils.GetStringHash: FNV-32a, its decimal digits through SafeEncodeString."""
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return "".join(SAFE_ALPHANUMS[ord(c) % len(SAFE_ALPHANUMS)] for c in str(value))
+
+
+def _node_pools(cr, nodes, openshift):
+    """getNodePools + getDriverAppName + getDriverImagePath: (DaemonSet name, node selector, image, RHCOS build,
+    labels) per pool of the NVIDIADriver's nodes."""
+    spec = cr.get("spec") or {}
+    precompiled = spec.get("usePrecompiled") is True
+    driver_type = spec.get("driverType") or "gpu"
+    base = image_path(spec, {}, "DRIVER_IMAGE")
+    pools = {}
+    for node in sorted(nodes, key=name_of):
+        labels = labels_of(node)
+        if OS_ID not in labels or OS_VERSION not in labels:
+            continue  # "Could not find NFD label for node. Is NFD installed?"
+        tag = _os_tag(labels, "")
+        selector = dict(
+            spec.get("nodeSelector") or {}, **{PRESENT: "true", DRIVER_OWNER: name_of(cr), OS_ID: labels[OS_ID]}
+        )
+        if tag.endswith(labels[OS_VERSION]):
+            selector[OS_VERSION] = labels[OS_VERSION]
+        else:
+            selector[OS_MAJOR] = labels.get(OS_MAJOR, "")
+        suffix, build, image = "", None, base if "sha256:" in base else "%s-%s" % (base, tag)
+        key = tag
+        if precompiled:
+            kernel = labels.get(KERNEL_FULL, "")
+            selector[KERNEL_FULL] = kernel
+            suffix, key = "-" + kernel, "%s-%s" % (tag, kernel)
+            image = "%s-%s-%s" % (base, kernel, tag)
+        elif openshift:
+            build = labels.get(OSTREE, "")
+            selector[OSTREE] = build
+            suffix, key = "-" + build, build
+        name = "nvidia-%s-driver-%s" % (driver_type, tag)
+        digest = string_hash(meta(cr).get("uid", "") + suffix)
+        if len(name) + len(digest) + 1 > 63:
+            name = name[: 63 - len(digest) - 1]
+        pools.setdefault(key, ("%s-%s" % (name, digest), selector, image, build, {}))
+    return [pools[k] for k in sorted(pools)]
 
 
 def _node_runtime(nodes):

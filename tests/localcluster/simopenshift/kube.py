@@ -93,6 +93,18 @@ VALIDATINGADMISSIONPOLICYBINDINGS = Resource(
 )
 
 
+def owner_ref(res, obj, controller=True, block=True):
+    """An ownerReferences entry naming ``obj`` (of resource ``res``) as its owner (the garbage collector's link)."""
+    return {
+        "apiVersion": res.api_version,
+        "kind": res.kind,
+        "name": obj["metadata"]["name"],
+        "uid": obj["metadata"].get("uid"),
+        "controller": controller,
+        "blockOwnerDeletion": block,
+    }
+
+
 def meta(obj):
     return obj.get("metadata") or {}
 

@@ -50,6 +50,7 @@ from simopenshift.kube import (
     name_of,
     node_ready,
     now_rfc3339,
+    owner_ref,
 )
 
 try:
@@ -180,16 +181,7 @@ def render(pool, mcs):
                 ANN_GENERATED_BY: CONTROLLER_VERSION,
                 "machineconfiguration.openshift.io/release-image-version": release_version,
             },
-            "ownerReferences": [
-                {
-                    "apiVersion": apis.MACHINECONFIGPOOLS.api_version,
-                    "kind": "MachineConfigPool",
-                    "name": name_of(pool),
-                    "uid": meta(pool).get("uid"),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [owner_ref(apis.MACHINECONFIGPOOLS, pool)],
         },
         "spec": merged,
     }

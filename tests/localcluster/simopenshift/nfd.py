@@ -54,6 +54,7 @@ from simopenshift.kube import (
     name_of,
     namespace_of,
     now_rfc3339,
+    owner_ref,
     split_key,
 )
 
@@ -318,16 +319,7 @@ class OperatorController(Controller):
             self.client.patch(
                 apis.NODEFEATUREDISCOVERIES, name, {"metadata": {"finalizers": finalizers + [FINALIZER]}}, namespace
             )
-        owner = [
-            {
-                "apiVersion": apis.NODEFEATUREDISCOVERIES.api_version,
-                "kind": "NodeFeatureDiscovery",
-                "name": name,
-                "uid": meta(cr).get("uid"),
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ]
+        owner = [owner_ref(apis.NODEFEATUREDISCOVERIES, cr)]
         spec = cr.get("spec") or {}
         conf = ((spec.get("workerConfig") or {}).get("configData")) or OPENSHIFT_DEFAULT_WORKER_CONF
         image = ((spec.get("operand") or {}).get("image")) or DEFAULT_OPERAND_IMAGE
