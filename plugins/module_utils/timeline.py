@@ -66,6 +66,12 @@ POD_STEPS = {
     "nvidia-container-toolkit": "toolkit_ready",
     "nvidia-device-plugin": "allocatable",
 }
+# The GPU Operator labels its toolkit and device plugin pods ``app: <DaemonSet name>`` only (its driver pods also
+# carry the component label): pod app -> step.
+OPERATOR_APP_STEPS = {
+    "nvidia-container-toolkit-daemonset": "toolkit_ready",
+    "nvidia-device-plugin-daemonset": "allocatable",
+}
 GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
 # The nfd-worker pods, as the OpenShift NFD operator and upstream's kustomize deploy them (app=nfd-worker) and as
 # upstream's Helm chart (also the GPU Operator's NFD) does: one label selector each.
@@ -161,7 +167,10 @@ def stack_ready_times(node, pods):
     for pod in pods:
         if is_nfd_worker(pod):
             continue
-        step = POD_STEPS.get((dig(pod, ("metadata", "labels")) or {}).get(COMPONENT_LABEL) or "nvidia-driver")
+        labels = dig(pod, ("metadata", "labels")) or {}
+        step = OPERATOR_APP_STEPS.get(labels.get("app")) or POD_STEPS.get(
+            labels.get(COMPONENT_LABEL) or "nvidia-driver"
+        )
         when = ready_time(pod)
         if step and when:
             ready.setdefault(step, []).append(when)

@@ -5,7 +5,8 @@
 
 Only the GPU nodes are read (one list per NFD label form), the Machines only when asked (``machines``:
 the caller knows whether the cluster has the machine API), and the pods of the GPU stack by their
-component label; the nfd-worker pods (one list per form of their labels) only when a GPU node's
+component label (the GPU Operator's toolkit and device plugin pods by their app label); the nfd-worker
+pods (one list per form of their labels) only when a GPU node's
 managedFields cannot say when it was labelled. The raw responses are parsed
 without ResourceInstance wrapping. On 1,000 nodes this is one task of about a second where three
 k8s_info reads of every Node and pod took ten.
@@ -25,12 +26,14 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.reports import chec
 from ansible_collections.gpuops.cluster.plugins.module_utils.timeline import (
     COMPONENT_LABEL,
     NFD_WORKER_SELECTORS,
+    OPERATOR_APP_STEPS,
     POD_STEPS,
     build,
     needs_nfd_worker,
 )
 
 POD_SELECTOR = "{0} in ({1})".format(COMPONENT_LABEL, ",".join(sorted(POD_STEPS)))
+OPERATOR_POD_SELECTOR = "app in ({0})".format(",".join(sorted(OPERATOR_APP_STEPS)))
 MARK_KEYS = ("state", "event", "at")
 
 
@@ -69,6 +72,9 @@ def read(client, svc, machines, machine_namespace):
     node_res = svc.find_resource("Node", "v1", fail=True)
     pod_res = svc.find_resource("Pod", "v1", fail=True)
     pods = list_items(client, pod_res, label_selector=POD_SELECTOR)
+    pods += list_items(
+        client, pod_res, label_selector=OPERATOR_POD_SELECTOR
+    )  # the GPU Operator's (gpuops_stack operator)
     nodes = list_gpu_nodes(client, node_res)
     # a node that runs a GPU stack pod belongs in the timeline even without the NFD label (rare: read it by name)
     known = set(name_of(n) for n in nodes)

@@ -20,6 +20,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.daemonsets import d
 from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout.plan import ANN_FAILURE, FAILED, STATE_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import pod_state
+from ansible_collections.gpuops.cluster.plugins.module_utils.timeline import parse_time
 
 # The collection's owner label of a DaemonSet -> the ``where`` of its pods' logs (match.WHERE). The driver's log
 # also carries the kernel's messages (dmesg lines the driver script prints on a failed load).
@@ -196,6 +197,25 @@ class _Seen(object):
                     self.context.append((label + ": " if label else "") + _event_line(event))
 
 
+def _since_ready(events, pod):
+    """The events of a Ready pod that happened last after it became Ready: what it overcame before (a sandbox refused
+    until the toolkit had configured the runtime, as the GPU Operator's operands all are while it installs) is
+    history, not a finding. An event without a time counts."""
+    ready_at = next(
+        (parse_time(c.get("lastTransitionTime")) for c in (pod.get("status") or {}).get("conditions") or []
+         if c.get("type") == "Ready" and c.get("status") == "True"),
+        None,
+    )  # fmt: skip
+    if ready_at is None:
+        return events
+    out = []
+    for event in events:
+        last = parse_time(event.get("lastTimestamp") or event.get("eventTime") or _meta(event, "creationTimestamp"))
+        if last is None or last >= ready_at:
+            out.append(event)
+    return out
+
+
 def _node_state(seen, node, events):
     for cond in (node.get("status") or {}).get("conditions") or []:
         ctype, status, message = cond.get("type"), cond.get("status"), cond.get("message") or cond.get("reason") or ""
@@ -215,7 +235,10 @@ def _pod_state(seen, component, pod, logs, events):
             seen.evidence.append({"text": message, "where": "pod_status"})
             # A terminated container's message is the tail of its log.
             seen.evidence.extend({"text": message, "where": w} for w in sources)
-    seen.warnings(_events_about(events, "Pod", pod_name, pod_ns), pod_name, show=not ready)
+    about = _events_about(events, "Pod", pod_name, pod_ns)
+    if ready:
+        about = _since_ready(about, pod)
+    seen.warnings(about, pod_name, show=not ready)
     for (ns, pname, container, previous), text in sorted(logs.items()):
         if (ns, pname) != (pod_ns, pod_name) or not text or text.startswith(LOG_NOT_AVAILABLE):
             continue

@@ -136,6 +136,22 @@ def test_kubelet_events_name_the_runtime_and_the_pull_failures():
     assert [f["signature"] for f in row["findings"]] == ["image_manifest_unknown", "containerd_no_nvidia_runtime"]
 
 
+def test_what_a_ready_pod_overcame_before_it_was_ready_is_history():
+    """The GPU Operator starts its operands at once: until the toolkit has configured containerd, their sandboxes are
+    refused (kubelet events). Once Ready, those events are not a finding; one after readiness still is."""
+    sandbox = BY_ID["containerd_no_nvidia_runtime"]["example"]
+    pods = healthy_pods("gpu-1")
+    pods[1][1]["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-29T08:00:30Z"
+    before = dict(
+        event("Pod", "plugin-gpu-1", sandbox, reason="FailedCreatePodSandBox"), lastTimestamp="2026-11-29T08:00:10Z"
+    )
+    (row,) = diagnose([node("gpu-1")], DS, pods, {}, [before])
+    assert row["status"] == "ok" and row["findings"] == []
+    after = dict(before, lastTimestamp="2026-11-29T08:05:00Z")
+    (row,) = diagnose([node("gpu-1")], DS, pods, {}, [after])
+    assert row["status"] == "warning" and [f["signature"] for f in row["findings"]] == ["containerd_no_nvidia_runtime"]
+
+
 def test_a_missing_pod_is_explained_by_its_daemonsets_events_or_an_untolerated_taint():
     refused = BY_ID["openshift_scc_denied"]["example"]
     pods = [("driver", pod("driver-gpu-1", "nvidia-driver", "gpu-1"))]

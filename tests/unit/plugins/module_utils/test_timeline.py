@@ -173,6 +173,28 @@ def test_stack_phases_up_to_validated():
     assert "validate" in lines[2] and lines[3].split()[-1] == "150.0"
 
 
+def test_the_gpu_operators_pods_by_their_app_labels():
+    n = node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:40Z")
+    n["status"]["allocatable"] = {"cpu": "4", "nvidia.com/gpu": "4"}
+
+    def operand(app, ready_at, component=None):
+        p = pod("gpu-a", ready_at)
+        labels = dict({"app": app}, **({"app.kubernetes.io/component": component} if component else {}))
+        p["metadata"] = {"name": app + "-x", "labels": labels}
+        return p
+
+    pods = [
+        operand("nvidia-gpu-driver-ubuntu22.04-8656946b56", "2026-11-23T10:01:40Z", component="nvidia-driver"),
+        operand("nvidia-container-toolkit-daemonset", "2026-11-23T10:01:50Z"),
+        operand("nvidia-device-plugin-daemonset", "2026-11-23T10:02:00Z"),
+    ]
+    sec = timeline.node_timeline([n], [], pods, {"gpu-a": "2026-11-23T10:02:30Z"})[0]["seconds"]
+    assert (sec["driver"], sec["toolkit"], sec["plugin"], sec["validate"]) == (60.0, 10.0, 10.0, 30.0)
+    from ansible_collections.gpuops.cluster.plugins.module_utils.timeline_read import OPERATOR_POD_SELECTOR
+
+    assert OPERATOR_POD_SELECTOR == "app in (nvidia-container-toolkit-daemonset,nvidia-device-plugin-daemonset)"
+
+
 def test_plugin_ready_without_allocatable_gpus_is_not_a_step():
     # The plugin pod is Ready but the node advertises nothing (e.g. it registered no device).
     n = node("gpu-a", "2026-11-23T10:00:00Z", "2026-11-23T10:00:30Z", "2026-11-23T10:00:40Z")
