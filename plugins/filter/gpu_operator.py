@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters of the gpu_operator role: OLM, the ClusterPolicy and the other stack (module_utils/gpu_operator.py)."""
+"""Filters of the gpu_operator role: OLM, the ClusterPolicy, the Helm values and the other stack
+(module_utils/gpu_operator.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -50,6 +51,12 @@ def gpu_operator_absent_objects(found, names):
     return gpu_operator.absent_objects(_mapping(found, "gpu_operator_absent_objects"), _mapping(names, "names"))
 
 
+def gpu_operator_plan(choices, found, settings):
+    return gpu_operator.plan(
+        _mapping(choices, "gpu_operator_plan"), _mapping(found, "found"), _mapping(settings, "settings")
+    )
+
+
 def gpu_operator_overrides_problems(overrides):
     return gpu_operator.overrides_problems(overrides)
 
@@ -66,4 +73,5 @@ class FilterModule(object):
             "gpu_operator_manual_stack": gpu_operator_manual_stack,
             "gpu_operator_absent_objects": gpu_operator_absent_objects,
             "gpu_operator_overrides_problems": gpu_operator_overrides_problems,
+            "gpu_operator_plan": gpu_operator_plan,
         }

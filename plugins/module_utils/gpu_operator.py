@@ -3,11 +3,13 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The gpu_operator role's decisions and messages, without I/O (the filters of plugins/filter/gpu_operator.py).
 
-The role installs NVIDIA's certified GPU Operator through OLM and a ClusterPolicy built from the CSV's
-``alm-examples`` with the collection's choices mapped onto it. Here: those choices as ClusterPolicy fields
-(``cluster_policy``), which InstallPlan to approve (``install_plan``: only the one that installs the pinned CSV;
-an upgrade waits for the user), where the ClusterPolicy stands (``policy_outcome``), and the other stack found on
-the cluster (``manual_stack``).
+On OpenShift the role installs NVIDIA's certified GPU Operator through OLM and a ClusterPolicy built from the
+CSV's ``alm-examples`` with the collection's choices mapped onto it; on Kubernetes, NVIDIA's Helm chart with the
+same choices as chart values. Here: those choices as ClusterPolicy fields (``cluster_policy``) and as chart values
+(``plan``, with what stops a Kubernetes install: GPU nodes of several OS releases without NVIDIADriver objects),
+which InstallPlan to approve (``install_plan``: only the one that installs the pinned CSV; an upgrade waits for the
+user), where the ClusterPolicy stands (``policy_outcome``), and the other stack found on the cluster
+(``manual_stack``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,9 +29,16 @@ def cluster_policy(choices):
     """The ClusterPolicy fields the collection's choices set (deep-merged onto the alm-examples ClusterPolicy).
 
     ``choices``: driver_repository, driver_version (empty: the operator's default driver image),
-    kernel_module_type, time_slicing_replicas, time_slicing_config_map, mig_strategy, service_monitor and
-    overrides (the user's own fields, merged last).
+    kernel_module_type, time_slicing_replicas, time_slicing_config_map, mig_strategy, service_monitor,
+    metrics_config_map (the exporter's counters ConfigMap, or empty for the operator's own list) and overrides (the
+    user's own fields, merged last).
     """
+    return deep_merge(_choice_fields(choices), choices.get("overrides") or {}, keep_none=True)
+
+
+def _choice_fields(choices):
+    """The fields the choices set; the chart's values have the same names and shape (deployments/gpu-operator
+    templates/clusterpolicy.yaml copies driver.*, mig.strategy, devicePlugin.config, dcgmExporter.serviceMonitor)."""
     policy = {
         "driver": {"kernelModuleType": choices["kernel_module_type"]},
         "mig": {"strategy": choices["mig_strategy"]},
@@ -42,7 +51,103 @@ def cluster_policy(choices):
         policy["driver"].update({"repository": repository, "image": image, "version": str(choices["driver_version"])})
     if sharing_configs(choices):
         policy["devicePlugin"] = {"config": {"name": choices["time_slicing_config_map"], "default": SHARING_CONFIG}}
-    return deep_merge(policy, choices.get("overrides") or {}, keep_none=True)
+    if choices.get("metrics_config_map"):
+        # The exporter collects the counters of that ConfigMap's dcgm-metrics.csv (the operator mounts it at
+        # /etc/dcgm-exporter/dcgm-metrics.csv and points DCGM_EXPORTER_COLLECTORS at it: TransformDCGMExporter).
+        policy["dcgmExporter"]["config"] = {"name": choices["metrics_config_map"]}
+    return policy
+
+
+def os_tag(os_release):
+    """The driver image's OS suffix for a node, from its NFD os_release labels (``ID``, ``VERSION_ID``: the
+    operator's getOSTag, the major version only for ol, rocky and rhel); empty when NFD has not labelled the node."""
+    os_id, version = os_release.get("ID", ""), os_release.get("VERSION_ID", "")
+    if not os_id or not version:
+        return ""
+    if os_id in ("ol", "rocky", "rhel"):
+        version = version.split(".")[0]
+    return os_id + version
+
+
+def os_pools(nodes):
+    """{OS tag: [GPU node names]} ('' for nodes NFD has not labelled); ``nodes`` as preflight reads them
+    (nfd_labels: name, os_release)."""
+    pools = {}
+    for node in nodes or []:
+        pools.setdefault(os_tag(node.get("os_release") or {}), []).append(node.get("name"))
+    return {k: sorted(v) for k, v in sorted(pools.items())}
+
+
+def plan(choices, found, settings):
+    """What the role installs and what stops it, by platform.
+
+    ``settings``: openshift (bool), driver_owner (auto, clusterpolicy or nvidiadriver: the driver through
+    NVIDIADriver objects, one driver DaemonSet per OS release, instead of the ClusterPolicy's one image), helm_values (chart values merged
+    last), overrides (ClusterPolicy fields, OLM only), counters_csv and counters_csv_found (the exporter's counters
+    file, and whether it is there). ``found``: policies (ClusterPolicies) and gpu_nodes (as
+    preflight reads them: name, os_release).
+
+    Returns ``problems`` (empty when the install may go on), ``driver_crd`` (bool: NVIDIADriver objects run the driver) and, on Kubernetes, the
+    chart values (``chart_values``). ``auto`` keeps what an installed ClusterPolicy uses (switching replaces every driver pod at
+    once, NVIDIA's NVIDIADriver documentation warns) and, on a first install, uses NVIDIADriver objects only when
+    the GPU nodes run more than one OS release: the ClusterPolicy's driver takes the OS of the first GPU node
+    (getGPUNodeOSInfo) for every node, and a node of another release cannot build or load that image's driver.
+    """
+    setting = settings.get("driver_owner", "auto")
+    helm_values = settings.get("helm_values") or {}
+    common = []
+    if settings.get("counters_csv") and not settings.get("counters_csv_found"):
+        common.append(
+            "gpu_operator: gpu_operator_exporter_counters_csv {0} is not a file on the controller; name a DCGM "
+            'exporter counters CSV, or set it to "" for the operator\'s own counters.'.format(settings["counters_csv"])
+        )
+    if settings.get("openshift"):
+        problems = list(common)
+        if setting != "auto":
+            problems.append(
+                "gpu_operator: gpu_operator_driver_owner {0} is for Kubernetes (the Helm chart's ClusterPolicy or "
+                "NVIDIADriver); on OpenShift the operator builds a driver per RHCOS build with the Driver Toolkit: set "
+                "it to auto.".format(setting)
+            )
+        if helm_values:
+            problems.append(
+                "gpu_operator: gpu_operator_helm_values are Helm chart values, and OpenShift installs the operator "
+                "through OLM: put ClusterPolicy fields in gpu_operator_cluster_policy_overrides instead."
+            )
+        return {"problems": problems, "driver_crd": False, "chart_values": {}, "os_pools": {}}
+    problems = list(common)
+    if settings.get("overrides"):
+        problems.append(
+            "gpu_operator: gpu_operator_cluster_policy_overrides are ClusterPolicy fields for the OLM install "
+            "(OpenShift); on Kubernetes the chart renders the ClusterPolicy: put chart values (same names: driver, "
+            "toolkit, devicePlugin, ...) in gpu_operator_helm_values instead."
+        )
+    if "nfd" in helm_values:
+        problems.append(
+            "gpu_operator: gpu_operator_helm_values sets nfd: the collection's nfd state runs Node Feature Discovery, "
+            "and the chart's own NFD would run a second one: remove the nfd key."
+        )
+    pools = os_pools(found.get("gpu_nodes"))
+    installed = [dig(p, "spec", "driver", "useNvidiaDriverCRD") for p in found.get("policies") or []]
+    if setting == "auto":
+        driver_crd = installed[0] is True if installed else len([t for t in pools if t]) > 1
+    else:
+        driver_crd = setting == "nvidiadriver"
+    if not driver_crd and len([t for t in pools if t]) > 1:
+        problems.append(
+            "gpu_operator: the GPU nodes run {0} OS releases ({1}); the ClusterPolicy's driver serves one, that of the "
+            "first GPU node, and the others could not load it. Set gpu_operator_driver_owner: nvidiadriver (the "
+            "driver through NVIDIADriver objects, one DaemonSet per OS release; switching an installed operator replaces every "
+            "driver pod at once), or use gpuops_stack: manual, which builds a driver per kernel.".format(
+                len(pools), "; ".join("{0}: {1}".format(k, ", ".join(v)) for k, v in pools.items() if k)
+            )
+        )
+    values = deep_merge(
+        _choice_fields(choices),
+        {"nfd": {"enabled": False}, "driver": {"nvidiaDriverCRD": {"enabled": driver_crd, "deployDefaultCR": True}}},
+    )
+    values = deep_merge(values, helm_values, keep_none=True)
+    return {"problems": problems, "driver_crd": driver_crd, "chart_values": values, "os_pools": pools}
 
 
 def sharing_configs(choices):
@@ -145,7 +250,8 @@ def absent_objects(found, names):
     """What absent removes after the ClusterPolicy, in order: the Subscription, its CSVs (listed, and the installed
     one), the OperatorGroup, the time-slicing ConfigMap, and the namespace when the role made it (its owner label).
 
-    ``names``: namespace, subscription, operator_group, config_map.
+    ``names``: namespace, subscription, operator_group, config_map (a name or a list), and olm (false: the Helm release is gone
+    already, no OLM object to remove).
     """
     ns = names["namespace"]
 
@@ -157,12 +263,15 @@ def absent_objects(found, names):
 
     csvs = [dig(c, "metadata", "name") for c in found.get("csvs") or []]
     csvs += [dig(s, "status", "installedCSV") for s in found.get("subscription") or []]
-    doomed = [obj("operators.coreos.com/v1alpha1", "Subscription", names["subscription"])]
-    doomed += [
-        obj("operators.coreos.com/v1alpha1", "ClusterServiceVersion", n) for n in sorted(set(c for c in csvs if c))
-    ]
-    doomed += [obj("operators.coreos.com/v1", "OperatorGroup", names["operator_group"])]
-    doomed += [obj("v1", "ConfigMap", names["config_map"])]
+    doomed = []
+    if names.get("olm", True):
+        doomed += [obj("operators.coreos.com/v1alpha1", "Subscription", names["subscription"])]
+        doomed += [
+            obj("operators.coreos.com/v1alpha1", "ClusterServiceVersion", n) for n in sorted(set(c for c in csvs if c))
+        ]
+        doomed += [obj("operators.coreos.com/v1", "OperatorGroup", names["operator_group"])]
+    config_maps = names["config_map"] if isinstance(names["config_map"], list) else [names["config_map"]]
+    doomed += [obj("v1", "ConfigMap", n) for n in config_maps if n]
     namespace = (found.get("namespace") or [{}])[0]
     if dig(namespace, "metadata", "labels", default={}).get(OWNER_LABEL) == "gpu_operator":
         doomed.append(obj("v1", "Namespace", ns, namespace=None))

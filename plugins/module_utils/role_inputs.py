@@ -30,6 +30,8 @@ HOST_PATH_RE = re.compile(r"^(/[A-Za-z0-9_.+@-]+)+$")
 CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
 DURATION_RE = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$")
 WHOLE_RE = re.compile(r"^[0-9]+$")
+# A chart repository (Helm's http(s) index, or an OCI registry path): scheme, host[:port], path, nothing after.
+URL_RE = re.compile(r"^(https?|oci)://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$")
 
 
 def _text(value):
@@ -118,6 +120,7 @@ RULES = {
     "labels": (lambda v, r: is_label_map(v), "a dictionary of node labels (valid keys, string values)"),
     "tolerations": (lambda v, r: is_tolerations(v), "a list of toleration dictionaries"),
     "mapping": (lambda v, r: isinstance(v, dict), "a dictionary"),
+    "url": (lambda v, r: _match(URL_RE)(v), "a URL such as https://helm.ngc.nvidia.com/nvidia (http, https or oci)"),
 }
 
 

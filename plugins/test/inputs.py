@@ -19,5 +19,5 @@ class TestModule(object):
     def tests(self):
         return {
             name: _rule(name)
-            for name in ("dns_label", "dns_subdomain", "registry", "image", "tag", "host_path", "whole")
+            for name in ("dns_label", "dns_subdomain", "registry", "image", "tag", "host_path", "whole", "url")
         }

@@ -21,7 +21,7 @@ from test_site import gpu_leftovers
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import apis  # noqa: E402
-from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES  # noqa: E402
+from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES  # noqa: E402
 from simopenshift.testing import Client, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -60,7 +60,9 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
 
         out = run_site(cluster, extra_vars=extra)
         states = [s["state"] for s in json.load(open(os.path.join(str(tmp_path), "timeline.json")))["states"]]
-        assert states == ["preflight", "gpu_machineset", "nfd", "gpu_operator", "scheduling", "gpu_validation"]
+        assert states == [
+            "preflight", "gpu_machineset", "nfd", "gpu_operator", "monitoring", "scheduling", "gpu_validation"
+        ]  # fmt: skip
         sub = kube.get(apis.SUBSCRIPTIONS, "gpu-operator-certified", NS)
         assert sub["spec"]["installPlanApproval"] == "Manual"
         assert sub["spec"]["startingCSV"] == sub["status"]["installedCSV"] == "gpu-operator-certified.v26.3.3"
@@ -75,6 +77,19 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
         assert nodes and all(int(n["status"]["allocatable"].get("nvidia.com/gpu", 0)) > 0 for n in nodes)
         names = {d["metadata"]["name"] for d in kube.list(DAEMONSETS, NS)[0]}
         assert any(n.startswith("nvidia-driver-daemonset-4") for n in names), names
+        # Monitoring on top of the operator's exporter: it collects the collection's counters (the ConfigMap named in
+        # dcgmExporter.config, which the alerts need), and the alerts and dashboards are in the operator's namespace.
+        assert policy["spec"]["dcgmExporter"]["config"] == {"name": "dcgm-exporter-metrics"}
+        exporter = kube.get(DAEMONSETS, "nvidia-dcgm-exporter", NS)["spec"]["template"]["spec"]["containers"][0]
+        assert {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcgm-metrics.csv"} in exporter["env"]
+        assert (
+            "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
+            in kube.get(CONFIGMAPS, "dcgm-exporter-metrics", NS)["data"]["dcgm-metrics.csv"]
+        )
+        assert kube.get(apis.PROMETHEUSRULES, "gpuops-gpu-alerts", NS) is not None
+        assert kube.get(DAEMONSETS, "nvidia-dcgm-exporter", "nvidia-gpu-driver") is None
+        said = [r.get("msg", "") for name, r in task_results_of(out) if "Check every GPU node is monitored" in name]
+        assert any("the GPU Operator's DCGM exporter serves" in str(m) for m in said), said
         # The collection's states on top: the GPU taint (scheduling) and the validation report.
         assert all(any(t["key"] == "nvidia.com/gpu" for t in n["spec"].get("taints") or []) for n in nodes)
         with open(os.path.join(str(tmp_path), "gpu-validation.json")) as handle:

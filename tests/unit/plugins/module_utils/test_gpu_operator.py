@@ -19,6 +19,7 @@ CHOICES = {
     "time_slicing_config_map": "time-slicing-config",
     "mig_strategy": "single",
     "service_monitor": True,
+    "metrics_config_map": "",
     "overrides": {},
 }
 # The ClusterPolicy of the v26.7.0 bundle's alm-examples, the fields the mapping touches (verbatim values).
@@ -172,3 +173,94 @@ def test_overrides_wrapped_in_spec_are_refused():
     assert gpu_operator.overrides_problems({"driver": {"enabled": True}}) == []
     (msg,) = gpu_operator.overrides_problems({"spec": {"driver": {}}})
     assert "gpu_operator_cluster_policy_overrides" in msg and "not a 'spec' key" in msg
+
+
+def test_absent_objects_after_a_helm_release_skip_olm():
+    names = {"namespace": "nvidia-gpu-operator", "subscription": "s", "operator_group": "g",
+             "config_map": "time-slicing-config", "olm": False}  # fmt: skip
+    found = {"namespace": [{"metadata": {"labels": {"gpuops.cluster/owner": "gpu_operator"}}}]}
+    kinds = [o["kind"] for o in gpu_operator.absent_objects(found, names)]
+    assert kinds == ["ConfigMap", "Namespace"]
+
+
+def node(name, os_id, version):
+    """A GPU node as preflight's nfd_labels read gives it."""
+    return {"name": name, "os_release": {"ID": os_id, "VERSION_ID": version} if os_id else {}}
+
+
+K8S = {"openshift": False, "driver_owner": "auto", "helm_values": {}, "overrides": {}}
+MIXED = {"policies": [], "gpu_nodes": [node("gpu-0", "ubuntu", "22.04"), node("gpu-1", "ubuntu", "24.04")]}
+SAME = {"policies": [], "gpu_nodes": [node("gpu-0", "ubuntu", "22.04"), node("gpu-2", "ubuntu", "22.04")]}
+
+
+def test_os_tags_as_the_operator_builds_them():
+    assert gpu_operator.os_tag(node("n", "rhel", "9.4")["os_release"]) == "rhel9"
+    assert gpu_operator.os_tag(node("n", "ubuntu", "24.04")["os_release"]) == "ubuntu24.04"
+    assert gpu_operator.os_tag({}) == ""
+    assert gpu_operator.os_pools(MIXED["gpu_nodes"]) == {"ubuntu22.04": ["gpu-0"], "ubuntu24.04": ["gpu-1"]}
+
+
+def test_helm_values_carry_the_choices_and_leave_nfd_to_the_collection():
+    result = gpu_operator.plan(dict(CHOICES, driver_version="580.126.20", time_slicing_replicas=2), SAME, K8S)
+    assert result["problems"] == [] and result["driver_crd"] is False
+    values = result["chart_values"]
+    assert values["nfd"] == {"enabled": False}
+    assert values["driver"]["nvidiaDriverCRD"] == {"enabled": False, "deployDefaultCR": True}
+    assert {k: values["driver"][k] for k in ("repository", "image", "version", "kernelModuleType")} == {
+        "repository": "nvcr.io/nvidia", "image": "driver", "version": "580.126.20", "kernelModuleType": "auto"}  # fmt: skip
+    assert values["devicePlugin"] == {"config": {"name": "time-slicing-config", "default": "any"}}
+    assert values["mig"] == {"strategy": "single"} and values["dcgmExporter"] == {"serviceMonitor": {"enabled": True}}
+    # The user's chart values last; a null stays null (Helm then drops the chart's default of that key).
+    user = dict(K8S, helm_values={"toolkit": {"env": [{"name": "X", "value": "1"}]}, "mig": None})
+    values = gpu_operator.plan(CHOICES, SAME, user)["chart_values"]
+    assert values["toolkit"] == {"env": [{"name": "X", "value": "1"}]} and values["mig"] is None
+
+
+def test_auto_uses_nvidia_driver_objects_for_mixed_os_on_a_first_install_only():
+    assert gpu_operator.plan(CHOICES, MIXED, K8S)["driver_crd"] is True
+    assert gpu_operator.plan(CHOICES, SAME, K8S)["driver_crd"] is False
+    # An installed operator keeps its mode: no switch that would replace every driver pod at once.
+    installed = dict(MIXED, policies=[{"spec": {"driver": {"useNvidiaDriverCRD": False}}}])
+    result = gpu_operator.plan(CHOICES, installed, K8S)
+    assert result["driver_crd"] is False
+    (msg,) = result["problems"]
+    assert "2 OS releases (ubuntu22.04: gpu-0; ubuntu24.04: gpu-1)" in msg
+    assert "gpu_operator_driver_owner: nvidiadriver" in msg and "gpuops_stack: manual" in msg
+    # Said explicitly, it is the user's choice.
+    assert gpu_operator.plan(CHOICES, installed, dict(K8S, driver_owner="nvidiadriver"))["problems"] == []
+    (msg,) = gpu_operator.plan(CHOICES, MIXED, dict(K8S, driver_owner="clusterpolicy"))["problems"]
+    assert "OS releases" in msg
+
+
+def test_platform_mismatched_inputs_are_refused():
+    (msg,) = gpu_operator.plan(CHOICES, SAME, dict(K8S, overrides={"driver": {"enabled": True}}))["problems"]
+    assert "gpu_operator_cluster_policy_overrides" in msg and "gpu_operator_helm_values" in msg
+    (msg,) = gpu_operator.plan(CHOICES, SAME, dict(K8S, helm_values={"nfd": {"enabled": True}}))["problems"]
+    assert "remove the nfd key" in msg
+    ocp = dict(K8S, openshift=True, driver_owner="nvidiadriver", helm_values={"driver": {}})
+    problems = gpu_operator.plan(CHOICES, SAME, ocp)["problems"]
+    assert len(problems) == 2 and "gpu_operator_driver_owner nvidiadriver is for Kubernetes" in problems[0]
+    assert "gpu_operator_helm_values are Helm chart values" in problems[1]
+    assert gpu_operator.plan(CHOICES, MIXED, dict(K8S, openshift=True))["problems"] == []
+
+
+def test_the_exporter_collects_the_collections_counters_through_a_config_map():
+    spec = policy(metrics_config_map="dcgm-exporter-metrics")["spec"]
+    assert spec["dcgmExporter"] == {
+        "enabled": True,
+        "serviceMonitor": {"enabled": True},
+        "config": {"name": "dcgm-exporter-metrics"},
+    }
+    assert "config" not in policy()["spec"]["dcgmExporter"]
+    values = gpu_operator.plan(dict(CHOICES, metrics_config_map="m"), SAME, K8S)["chart_values"]
+    assert values["dcgmExporter"]["config"] == {"name": "m"}
+    names = {"namespace": "ns", "subscription": "s", "operator_group": "g", "config_map": ["a", "", "b"], "olm": False}
+    assert [o["metadata"]["name"] for o in gpu_operator.absent_objects({}, names)] == ["a", "b"]
+
+
+def test_a_missing_counters_file_is_named():
+    settings = dict(K8S, counters_csv="/nope.csv", counters_csv_found=False)
+    (msg,) = gpu_operator.plan(CHOICES, SAME, settings)["problems"]
+    assert "gpu_operator_exporter_counters_csv /nope.csv is not a file" in msg
+    assert gpu_operator.plan(CHOICES, SAME, dict(settings, openshift=True))["problems"] == [msg]
+    assert gpu_operator.plan(CHOICES, SAME, dict(settings, counters_csv=""))["problems"] == []

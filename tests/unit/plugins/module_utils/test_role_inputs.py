@@ -22,6 +22,11 @@ GOOD_BAD = [
     ),
     ("tag", ["v0.20.0", "550.127.08-rhel9.4"], ["v0.20.0 latest", ".x", "a" * 129]),
     ("host_path", ["/run/nvidia/driver", "/usr/local/nvidia"], ["/", "relative/path", "/a/../b", "/a b", None]),
+    (
+        "url",
+        ["https://helm.ngc.nvidia.com/nvidia", "http://127.0.0.1:8879", "oci://registry.example.com/charts"],
+        ["helm.ngc.nvidia.com/nvidia", "ftp://x", "https://a b", "https://x/y?token=1", None],
+    ),
 ]
 
 
