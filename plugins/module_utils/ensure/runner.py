@@ -87,18 +87,41 @@ def _resolve_deferred(client, items):
             )
 
 
+ROLE_KINDS = ("Role", "ClusterRole")
+BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
+
+
+def _role_key(kind, name, namespace):
+    return (kind, name, namespace if kind == "Role" else None)
+
+
+def _binds_new_role(item, new_roles):
+    """A binding whose Role / ClusterRole this run creates. The API server checks a binding against its role's
+    rules (RBAC escalation prevention: the author must hold them, or have ``bind``); a role that is not there yet
+    fails that check even in a dry run, for every identity but a superuser."""
+    ref = item.body.get("roleRef") or {}
+    return item.kind in BINDING_KINDS and _role_key(ref.get("kind"), ref.get("name"), item.namespace) in new_roles
+
+
 def _partition(items):
-    """(changing, dry-runnable now, dry-runnable once Namespaces and CRDs of this run exist)."""
+    """(changing, dry-runnable now, dry-runnable once Namespaces and CRDs of this run exist, dry-runnable once the
+    roles of this run exist)."""
     changing = [i for i in foundation_first(items) if i.action in CHANGING]
     new_namespaces = set(i.name for i in changing if i.kind == "Namespace" and i.action == "created")
-    now = [i for i in changing if _checkable_now(i, new_namespaces)]
-    later = [i for i in changing if not _checkable_now(i, new_namespaces)]
-    return changing, now, later
+    new_roles = set(
+        _role_key(i.kind, i.name, i.namespace) for i in changing if i.kind in ROLE_KINDS and i.action == "created"
+    )
+    bindings = [i for i in changing if _binds_new_role(i, new_roles)]
+    rest = [i for i in changing if not _binds_new_role(i, new_roles)]
+    now = [i for i in rest if _checkable_now(i, new_namespaces)]
+    later = [i for i in rest if not _checkable_now(i, new_namespaces)]
+    return changing, now, later, bindings
 
 
 def converge(client, items, field_manager, timeout, sleep, progress):
-    """Write the changing items: validated by dry runs first, foundation objects first."""
-    changing, now, later = _partition(items)
+    """Write the changing items: validated by dry runs first, foundation objects first (Namespaces and CRDs, then
+    the roles that bindings of this run refer to)."""
+    changing, now, later, bindings = _partition(items)
     for item in now:
         apply(client, item, field_manager, dry_run=True)
     _write(client, [i for i in now if i.kind in FOUNDATION_KINDS], field_manager, progress)
@@ -108,7 +131,11 @@ def converge(client, items, field_manager, timeout, sleep, progress):
     _resolve_deferred(client, later)
     for item in later:
         apply(client, item, field_manager, dry_run=True)
-    _write(client, [i for i in changing if i.kind not in FOUNDATION_KINDS], field_manager, progress)
+    roles = [i for i in changing if i.kind in ROLE_KINDS and i in now + later] if bindings else []
+    _write(client, roles, field_manager, progress)
+    for item in bindings:
+        apply(client, item, field_manager, dry_run=True)
+    _write(client, [i for i in changing if i.kind not in FOUNDATION_KINDS and i not in roles], field_manager, progress)
 
 
 def remove(client, doomed, timeout, sleep, progress, wait=True):

@@ -169,3 +169,43 @@ def test_crds_are_looked_at_soon_after_creation_then_up_to_wait_sleep(monkeypatc
             None, [crd], 3, 1, lines.append, clock=lambda: now[0], pause=lambda s: now.__setitem__(0, now[0] + s)
         )
     assert err.value.param == "wait_timeout"
+
+
+def test_bindings_to_roles_of_the_same_run_are_dry_run_after_those_roles_are_written(monkeypatch):
+    # Escalation prevention: the API server checks a binding against its role's rules, so a dry run of a binding to
+    # a role that is not written yet fails (404) for every identity but a superuser.
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import runner
+
+    def item(kind, name, ns=None, action="created", **body):
+        meta = {"name": name}
+        if ns:
+            meta["namespace"] = ns
+        it = manifests.Item(0, dict(apiVersion="rbac.authorization.k8s.io/v1", kind=kind, metadata=meta, **body))
+        it.action, it.resource, it.namespaced = action, kind, bool(ns)
+        return it
+
+    ns = manifests.Item(0, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nfd"}})
+    ns.action, ns.resource, ns.namespaced = "created", "Namespace", False
+    cr = item("ClusterRole", "gc", rules=[])
+    crb = item("ClusterRoleBinding", "gc", roleRef={"kind": "ClusterRole", "name": "gc"})
+    role = item("Role", "worker", "nfd", rules=[])
+    rb = item("RoleBinding", "worker", "nfd", roleRef={"kind": "Role", "name": "worker"})
+    old = item("ClusterRoleBinding", "view", roleRef={"kind": "ClusterRole", "name": "view"})  # role already there
+    calls = []
+    monkeypatch.setattr(runner, "apply", lambda c, i, fm, dry_run=False: calls.append((i.kind, i.name, dry_run)))
+    monkeypatch.setattr(runner, "_resolve_deferred", lambda c, items: None)
+    runner.converge(None, [ns, cr, crb, role, rb, old], "fm", 10, 1, lambda line: None)
+    assert calls == [
+        ("Namespace", "nfd", True),
+        ("ClusterRole", "gc", True),
+        ("ClusterRoleBinding", "view", True),
+        ("Namespace", "nfd", False),
+        ("Role", "worker", True),  # in the new namespace
+        ("ClusterRole", "gc", False),
+        ("Role", "worker", False),
+        ("ClusterRoleBinding", "gc", True),
+        ("RoleBinding", "worker", True),
+        ("ClusterRoleBinding", "gc", False),
+        ("RoleBinding", "worker", False),
+        ("ClusterRoleBinding", "view", False),
+    ]
