@@ -23,6 +23,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.access import describe_forbidden
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: F401 (re-exported)
 
 try:
@@ -114,9 +115,11 @@ def describe_api_error(exc, params=None):
             "whose user is still valid.".format(where)
         )
     if status == 403:
-        return (
-            "The credentials are valid but lack a permission (403 Forbidden): {0}. "
-            "Grant the role shown in the README (roles/preflight) to this user.".format(_forbidden_reason(exc))
+        reason = _forbidden_reason(exc)
+        return "403 Forbidden: {0}".format(
+            describe_forbidden(reason)
+            or "{0}. The credentials are valid but lack a permission: playbooks/rbac.yml grants what the "
+            "collection needs.".format(reason)
         )
     lowered = text.lower()
     if any(marker in lowered for marker in TLS_MARKERS):

@@ -420,15 +420,16 @@ def run_site(cluster, env=None, extra_vars=None, expect_rc=0, playbook="site.yml
     return json.loads(out[out.find("{") :])
 
 
-def assert_rerun_writes_nothing(cluster, extra_vars=None, env=None):
-    """Run site.yml again: every task unchanged and not one mutating request in the audit log."""
+def assert_rerun_writes_nothing(cluster, extra_vars=None, env=None, user=None):
+    """Run site.yml again: every task unchanged and not one mutating request in the audit log (by ``user``, the
+    admin by default)."""
     mark = cluster.audit.mark()
     out = run_site(cluster, env=env, extra_vars=extra_vars)
     changed = [name for name, res in task_results_of(out) if res.get("changed")]
     # What the ledger found says why a state ran at all.
     ledger = [line for line in state_lines(out) if line.startswith("ledger:")]
     assert out["stats"]["localhost"]["changed"] == 0, changed + ledger
-    assert cluster.audit.writes_since(mark) == []
+    assert cluster.audit.writes_since(mark, user=user) == []
     return out
 
 

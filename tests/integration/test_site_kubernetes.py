@@ -1,7 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""site.yml on plain Kubernetes with bare GPU nodes (two GPU models, two kernels): nothing pre-installed."""
+"""site.yml on plain Kubernetes with bare GPU nodes (two GPU models, two kernels): nothing pre-installed.
+
+Run as platform teams run it: with only the collection's least-privilege ServiceAccount (playbooks/rbac.yml), its
+bearer token and the cluster CA, no kubeconfig; the audit log then shows no request refused and every rule of the
+installer's ClusterRoles needed."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,6 +16,7 @@ import os
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, state_lines
+from rbac_checks import Installer
 
 pytestmark = pytest.mark.integration
 
@@ -34,8 +39,10 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
 
     reports = str(tmp_path)
     extra = {"gpuops_reports_dir": reports, "gpuops_expected_gpu_nodes": len(gpu_nodes)}
+    installer = Installer(k8s_cluster, run_site)
+    as_installer = installer.env
     try:
-        first = run_site(k8s_cluster, extra_vars=extra)
+        first = run_site(k8s_cluster, extra_vars=extra, env=as_installer)
         text = "\n".join(state_lines(first))
         assert "gpu_machineset: skipped" in text and "entitlement: skipped" in text, text[-2000:]
         ds = apps.list_daemon_set_for_all_namespaces(label_selector="app.kubernetes.io/component=nvidia-driver").items
@@ -76,13 +83,22 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
         assert report["failures"] == [] and report["summary"]["failed"] == 0, report["failures"]
         assert len(report["nodes"]) == len(gpu_nodes)
 
-        assert_rerun_writes_nothing(k8s_cluster, extra_vars=extra)
+        installer.record_grants()
+        assert_rerun_writes_nothing(k8s_cluster, extra_vars=extra, env=as_installer, user=installer.username)
         # Every state's own no-op path (the ledger off): nothing written either.
-        forced = assert_rerun_writes_nothing(k8s_cluster, extra_vars=dict(extra, gpuops_ledger="false"))
+        forced = assert_rerun_writes_nothing(
+            k8s_cluster, extra_vars=dict(extra, gpuops_ledger="false"), env=as_installer, user=installer.username
+        )
         assert "ledger: runs nfd: forced (gpuops_ledger is off)" in state_lines(forced)
-        check_driver_upgrade(k8s_cluster, core, gpu_nodes, extra)
+        run_site(k8s_cluster, playbook="validate.yml", extra_vars=extra, env=as_installer)
+        run_site(k8s_cluster, playbook="diagnose.yml", extra_vars=extra, env=as_installer)
+        check_driver_upgrade(k8s_cluster, core, gpu_nodes, extra, as_installer, installer.username)
     finally:
-        run_site(k8s_cluster, playbook="teardown.yml")
+        try:
+            run_site(k8s_cluster, playbook="teardown.yml", env=as_installer)
+        finally:
+            installer.remove()
+    installer.assert_least_privilege("kubernetes")
     # Back to bare GPU nodes: no NFD label, no GPU resource, no taint of ours.
     for n in core.list_node().items:
         if n.metadata.name in [g.metadata.name for g in gpu_nodes]:
@@ -92,7 +108,7 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             )
 
 
-def check_driver_upgrade(cluster, core, gpu_nodes, extra):
+def check_driver_upgrade(cluster, core, gpu_nodes, extra, as_installer, user):
     """A new driver_version: site.yml rolls it onto both GPU nodes (one DaemonSet per kernel), one node at a time,
     each validated before it serves again; then a re-run writes nothing."""
     before = dict(
@@ -102,7 +118,7 @@ def check_driver_upgrade(cluster, core, gpu_nodes, extra):
         ).items
     )
     newer = dict(extra, driver_version="580.95.05")
-    out = run_site(cluster, extra_vars=newer)
+    out = run_site(cluster, extra_vars=newer, env=as_installer)
     lines = state_lines(out)
     assert any(line.startswith("ledger: runs driver") for line in lines), lines
     # The rollout's table: one row per GPU node, the runtime-compiled image of the new version.
@@ -125,4 +141,4 @@ def check_driver_upgrade(cluster, core, gpu_nodes, extra):
         assert pod.status.container_statuses[0].restart_count == 0  # no GPU client held the old driver
         node = core.read_node(name)
         assert not node.spec.unschedulable and "gpuops.cluster/driver-upgrade" not in (node.metadata.labels or {})
-    assert_rerun_writes_nothing(cluster, extra_vars=newer)
+    assert_rerun_writes_nothing(cluster, extra_vars=newer, env=as_installer, user=user)

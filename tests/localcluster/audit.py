@@ -21,6 +21,16 @@ import time
 import uuid
 
 WRITE_VERBS = frozenset(["create", "update", "patch", "delete", "deletecollection"])
+# Reviews are POSTs that store nothing: the API server answers them and forgets them (preflight's access check).
+REVIEWS = frozenset(
+    [
+        "selfsubjectrulesreviews",
+        "selfsubjectaccessreviews",
+        "selfsubjectreviews",
+        "subjectaccessreviews",
+        "tokenreviews",
+    ]
+)
 
 
 class AuditLog(object):
@@ -94,7 +104,7 @@ class AuditLog(object):
         user = self.user if user is None else user
         out = []
         for ev in self.events_since(mark):
-            if ev.get("verb") not in WRITE_VERBS:
+            if ev.get("verb") not in WRITE_VERBS or (ev.get("objectRef") or {}).get("resource") in REVIEWS:
                 continue
             if user and ev.get("user", {}).get("username") != user:
                 continue

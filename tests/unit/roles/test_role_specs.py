@@ -20,9 +20,10 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLES_DIR = os.path.join(ROOT, "roles")
 ROLES = sorted(d for d in os.listdir(ROLES_DIR) if os.path.isdir(os.path.join(ROLES_DIR, d)))
-# preflight is the detection state every role reuses; it has no objects to apply or remove.
+# preflight is the detection state every role reuses; it has no objects to apply or remove. rbac is run once, by a
+# cluster admin, before any state: the identity the states run as.
 PHASES = ("main", "preflight", "apply", "verify", "absent")
-NO_PHASES = ("preflight",)
+NO_PHASES = ("preflight", "rbac")
 
 
 def load(role, *path):
