@@ -3,37 +3,58 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """site.yml on OpenShift 4.19, where RHCOS reports os-release ID=rhel, VERSION_ID=9.6 and the NFD operator's
 CSV lists the NodeFeatureDiscovery second in its alm-examples: every state, from a GPU MachineSet scaled from
-zero to validated GPUs, then a no-op re-run and the teardown."""
+zero to validated GPUs, then a no-op re-run, validate.yml, diagnose.yml and the teardown; all of it as the
+collection's least-privilege ServiceAccount (playbooks/rbac.yml), with its bearer token and no kubeconfig. The audit
+log then shows no request refused and every rule of the installer's roles needed.
+
+The first converge is an AWX job: ansible-runner in a private data directory laid out as AWX lays it out
+(awx_job.py), the survey's answers as extra vars, the bearer-token credential's environment; its job events show
+every state, its artifacts hold the timeline and the validation, and nothing the job shows (stdout, job events) holds the token.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-import os
-
 import pytest
+from awx_job import dump, run_job
 from conftest import assert_rerun_writes_nothing, run_site
-from test_site import STATES, STEPS, gpu_leftovers, platform_fact
+from rbac_checks import Installer
+from test_site import STATES, STEPS, gpu_leftovers
 
 pytestmark = pytest.mark.integration
 
 NS = "nvidia-gpu-driver"
 
 
-def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path):
+def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path, monkeypatch):
     from kubernetes import client
 
     cluster = ocp419_cluster
     apps = client.AppsV1Api(cluster.api)
     core = client.CoreV1Api(cluster.api)
     reports = str(tmp_path)
-    extra = {"gpuops_reports_dir": reports}
+    # The survey's answers (strings, as the re-runs give them with -e: the ledger digests what a run is given) and
+    # the job template's extra vars.
+    extra = {"gpuops_stack": "manual", "driver_version": "595.91.07", "gpuops_reports_dir": reports}
+    installer = Installer(cluster, run_site)
+    as_installer = installer.env
+    monkeypatch.delenv("K8S_AUTH_KUBECONFIG", raising=False)  # the job has the credential's variables only
     try:
-        first = run_site(cluster, extra_vars=extra)
-        assert platform_fact(first)["openshift_version"].startswith("4.19"), platform_fact(first)
-        with open(os.path.join(reports, "timeline.json")) as f:
-            timeline = json.load(f)
+        job = run_job(tmp_path, cluster, installer.token, "site.yml", extra)
+        assert job.ok, job.tail()
+        started = job.task_names()
+        for number, state in enumerate(STATES, 1):
+            assert "State {0} - {1}".format(number, state) in started, dump(job)
+        facts = [
+            e["event_data"]["res"].get("ansible_facts", {}) for e in job.events if e.get("event") == "runner_on_ok"
+        ]
+        platform = [f["preflight_platform"] for f in facts if "preflight_platform" in f][0]
+        assert platform["openshift_version"].startswith("4.19"), platform
+        shown = job.everything_shown()
+        assert len(shown) > 10000 and installer.token not in shown
+        artifacts = job.artifacts()
+        timeline = artifacts["gpuops_timeline"]
         assert [s["state"] for s in timeline["states"]] == STATES
         assert timeline["nodes"], "no GPU node in the timeline"
         for row in timeline["nodes"]:
@@ -51,12 +72,18 @@ def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path):
         toolkit = apps.read_namespaced_daemon_set("nvidia-container-toolkit-daemonset", NS)
         env = {e.name: e.value for e in toolkit.spec.template.spec.containers[0].env}
         assert env["RUNTIME"] == "crio", env
-        with open(os.path.join(reports, "gpu-validation.json")) as f:
-            report = json.load(f)
-        assert report["failures"] == [] and report["summary"]["failed"] == 0, report["failures"]
-        assert sorted(n["node"] for n in report["nodes"]) == gpu_nodes
+        report = artifacts["gpuops_validation"]
+        assert report["passed"] is True and report["failures"] == [], report["failures"]
+        assert sorted(report["nodes"]) == gpu_nodes and all(report["nodes"].values()), report["nodes"]
 
-        assert_rerun_writes_nothing(cluster, extra_vars=extra)
+        installer.record_grants()
+        assert_rerun_writes_nothing(cluster, extra_vars=extra, env=as_installer, user=installer.username)
+        run_site(cluster, playbook="validate.yml", extra_vars=extra, env=as_installer)
+        run_site(cluster, playbook="diagnose.yml", extra_vars=extra, env=as_installer)
     finally:
-        run_site(cluster, playbook="teardown.yml")
+        try:
+            run_site(cluster, playbook="teardown.yml", env=as_installer)
+        finally:
+            installer.remove()
     assert gpu_leftovers(cluster) == []
+    installer.assert_least_privilege("openshift")
