@@ -30,7 +30,7 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 
-# The states of site.yml (manual stack), in order, and the playbooks after it.
+# The states of site.yml, in order, and the playbook steps after them.
 STATES = (
     "preflight",
     "gpu_machineset",
@@ -43,6 +43,9 @@ STATES = (
     "monitoring",
     "scheduling",
     "gpu_validation",
+    # gpuops_stack operator: the GPU Operator's own chart or bundle brings a much wider ClusterRole; the collection
+    # ships no rules for it (run that mode as a cluster admin).
+    "gpu_operator",
     "ledger",
     "timeline",
     "diagnose",

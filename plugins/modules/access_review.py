@@ -44,10 +44,12 @@ options:
       - The states and playbook steps whose rules to check. All when not set.
       - C(ledger), C(timeline), C(diagnose), C(upgrade_preflight) and C(teardown) are the playbook steps besides
         the states of C(site.yml).
+      - C(gpu_operator) has no rules of the collection's - the GPU Operator brings its own, much wider,
+        ClusterRole; run that mode as a cluster admin.
     type: list
     elements: str
     choices: [preflight, gpu_machineset, entitlement, nfd, driver, container_toolkit, device_plugin,
-              gpu_feature_discovery, monitoring, scheduling, gpu_validation, ledger, timeline, diagnose,
+              gpu_feature_discovery, monitoring, scheduling, gpu_validation, gpu_operator, ledger, timeline, diagnose,
               upgrade_preflight, teardown]
   namespace:
     description: The namespace whose Roles count besides the cluster-wide grants (the GPU stack's namespace).
