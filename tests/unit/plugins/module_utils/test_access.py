@@ -160,3 +160,20 @@ def test_the_rbac_readme_lists_every_rule_as_the_code_has_it():
     with open(os.path.join(root, "roles", "rbac", "README.md")) as f:
         text = f.read()
     assert access.rules_table() in text, "regenerate the table of roles/rbac/README.md from access.rules_table()"
+
+
+def test_every_state_of_site_yml_is_a_state_the_check_knows():
+    # site.yml hands its states to preflight's access check; a state the module's choices lack fails every run of
+    # that stack (gpu_operator did).
+    import os
+
+    import yaml
+
+    from ansible_collections.gpuops.cluster.plugins.modules import access_review
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))
+    with open(os.path.join(root, "playbooks", "site.yml")) as f:
+        stacks = yaml.safe_load(f)[0]["vars"]["_gpuops_stack_states"]
+    for states in stacks.values():
+        assert set(states) <= set(access.STATES), set(states) - set(access.STATES)
+    assert access_review.argument_spec()["states"]["choices"] == list(access.STATES)
