@@ -253,18 +253,24 @@ def check_diagnose(cluster, reports):
     crashed, stopped = gpu_nodes[0], gpu_nodes[-1]
     control.exporter_down(cluster.api, crashed)
     control.break_node(cluster.api, stopped)
+    seen = {}
     try:
 
         def named():
             try:
                 out = diagnose(cluster, reports, archive, expect_rc=2)
-            except AssertionError:
+            except AssertionError as exc:
+                seen["last"] = str(exc)[-3000:]
                 return None  # not yet a problem on any node
             text = "\n".join(out)
+            seen["last"] = text
             ok = "dcgm_remote_hostengine_unreachable" in text and "node_not_ready_kubelet_stopped" in text
             return out if ok else None
 
-        lines = control.wait_for(named, 90, interval=1, what="diagnose names both levers")
+        try:
+            lines = control.wait_for(named, 120, interval=1, what="diagnose names both levers")
+        except AssertionError as exc:
+            raise AssertionError("%s; diagnose's last answer:\n%s" % (exc, seen.get("last")))
     finally:
         control.exporter_up(cluster.api, crashed)
         control.repair_node(cluster.api, stopped)

@@ -173,10 +173,24 @@ def break_node(api, node_name, reason="KubeletNotReady", message="Kubelet stoppe
             }
         },
     )
-    node = client.get(NODES, node_name)
-    client.patch(
-        NODES, node_name, {"status": {"conditions": not_ready_conditions(node, reason, message)}}, subresource="status"
-    )
+    # kwok may have read the node before the label and post one more Ready heartbeat after our patch; it then
+    # leaves the node alone (and renews its lease), so the node would stay Ready. Patch until NotReady holds.
+    steady, deadline = 0, time.time() + 30
+    while steady < 3 and time.time() < deadline:
+        node = client.get(NODES, node_name)
+        if node_ready(node):
+            steady = 0
+            client.patch(
+                NODES,
+                node_name,
+                {"status": {"conditions": not_ready_conditions(node, reason, message)}},
+                subresource="status",
+            )
+        else:
+            steady += 1
+        time.sleep(0.5)
+    if steady < 3:
+        raise AssertionError("node %s did not stay NotReady after break_node" % node_name)
 
 
 def repair_node(api, node_name):
