@@ -31,6 +31,16 @@ RUN_CONTROL = frozenset(
         "gpuops_state_inputs",
         "gpuops_skip_states",
         "gpuops_timeline",
+        "gpuops_failure",
+        "gpuops_run_result",
+        # The connection (lookup gpuops.cluster.connection): where the cluster is, not what a state makes; a rotated
+        # token must not re-run every state, nor may it be digested.
+        "gpuops_kubeconfig",
+        "gpuops_context",
+        "gpuops_api_host",
+        "gpuops_api_key",
+        "gpuops_ca_cert",
+        "gpuops_validate_certs",
     ]
 )
 # What of the collection a state's behaviour comes from (an upgrade, or a local edit, re-runs every state).
