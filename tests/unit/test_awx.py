@@ -113,4 +113,4 @@ def test_the_inventory_comes_from_the_project_with_the_playbooks_group():
     for source in CONTROLLER["controller_inventory_sources"]:
         assert source["source"] == "scm" and source["source_project"] == CONTROLLER["controller_projects"][0]["name"]
         hosts = load(ROOT, source["source_path"])
-        assert "gpuops_controller" in hosts["all"]["children"], source["source_path"]
+        assert "gpuops_clusters" in hosts["all"]["children"], source["source_path"]
