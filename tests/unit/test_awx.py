@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -114,3 +115,26 @@ def test_the_inventory_comes_from_the_project_with_the_playbooks_group():
         assert source["source"] == "scm" and source["source_project"] == CONTROLLER["controller_projects"][0]["name"]
         hosts = load(ROOT, source["source_path"])
         assert "gpuops_clusters" in hosts["all"]["children"], source["source_path"]
+
+
+def test_every_playbook_runs_on_gpuops_clusters_and_both_inventories_fill_it():
+    """One host per cluster: the playbooks' default group, filled by the local inventory (one cluster, localhost)
+    and by the fleet example (three clusters, each with its own connection)."""
+    for name in sorted(os.listdir(os.path.join(ROOT, "playbooks"))):
+        if name.endswith(".yml"):
+            for play in load(ROOT, "playbooks", name):
+                assert play["hosts"] == "{{ gpuops_target | default('gpuops_clusters') }}", (name, play["hosts"])
+    for inventory, hosts in (("local", ["localhost"]), ("fleet", ["lab", "prod-east", "prod-west"])):
+        proc = subprocess.run(
+            [os.path.join(os.path.dirname(sys.executable), "ansible-inventory"), "-i",
+             os.path.join(ROOT, "inventories", inventory), "--list"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True,
+        )  # fmt: skip
+        listed = json.loads(proc.stdout.decode())
+        found = set(listed.get("gpuops_clusters", {}).get("hosts", []))
+        for child in listed.get("gpuops_clusters", {}).get("children", []):
+            found.update(listed[child].get("hosts", []))
+        assert sorted(found) == hosts, (inventory, listed)
+    fleet = load(ROOT, "inventories", "fleet", "hosts.yml")["all"]["children"]["gpuops_clusters"]["hosts"]
+    for host, variables in fleet.items():
+        assert {"gpuops_kubeconfig", "gpuops_api_host"} & set(variables), host
