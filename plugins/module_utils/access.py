@@ -117,6 +117,15 @@ RULES = (
     ),
     _rule(
         BOTH,
+        ("entitlement",),
+        "apply the entitlement test pod (k8s_ensure's server-side apply is a patch, also when it creates)",
+        [""],
+        ["pods"],
+        ["patch"],
+        when="entitlement build mode",
+    ),
+    _rule(
+        BOTH,
         ("gpu_validation", "diagnose", "driver", "nfd"),
         "read the logs of validation pods (nvidia-smi, vectorAdd) and of failing operand pods",
         [""],

@@ -46,7 +46,7 @@ class Job(object):
         chunks = []
         for base, _dirs, files in os.walk(os.path.join(self.dir, "artifacts")):
             for name in files:
-                if name == "command" and base.endswith(os.sep + "1"):
+                if name == "command" and os.path.dirname(base) == os.path.join(self.dir, "artifacts"):
                     continue
                 with open(os.path.join(base, name), "rb") as f:
                     chunks.append(f.read().decode("utf-8", "replace"))
@@ -57,11 +57,12 @@ class Job(object):
         return stdout[-4000:]
 
 
-def run_job(tmp_path, cluster, token, playbook, survey_answers=None, check=False):
-    """Run ``playbook`` of awx/project as an AWX job against ``cluster`` with the bearer token ``token``."""
+def run_job(tmp_path, cluster, token, playbook, survey_answers=None, check=False, verbosity=0, ident="1"):
+    """Run ``playbook`` of awx/project as an AWX job against ``cluster`` with the bearer token ``token`` (the job
+    template's verbosity 0-4 is ansible-playbook's -v count)."""
     import ansible_runner
 
-    pdd = os.path.join(str(tmp_path), "job")
+    pdd = os.path.join(str(tmp_path), "job-" + ident)
     shutil.copytree(os.path.join(ROOT, "awx", "project"), os.path.join(pdd, "project"))
     # The job's inventory, as AWX writes it from the project's inventory source (awx/controller.yml), group_vars
     # included: the same variables as the runs from the command line.
@@ -87,7 +88,8 @@ def run_job(tmp_path, cluster, token, playbook, survey_answers=None, check=False
         playbook=playbook,
         envvars=envvars,
         cmdline="--check" if check else None,
-        ident="1",
+        ident=ident,
+        verbosity=verbosity or None,
         quiet=True,
     )
     return Job(runner, pdd)

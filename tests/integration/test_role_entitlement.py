@@ -14,7 +14,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
-import datetime
 import json
 import os
 import subprocess
@@ -23,13 +22,10 @@ import tempfile
 
 import pytest
 from conftest import BUILD, ROOT, _collection_env, changed_tasks, failed_message, run_playbook, run_role, task_results
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 from gpu_nodes import RHCOS_416, SET_LABEL, GpuNodes, kernel_of
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
+from secrets_checks import make_pem, secret_forms
 from waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -44,33 +40,6 @@ TESTED = "gpuops.cluster/entitlement-tested"
 # ---------------------------------------------------------------- PEM files
 
 
-def make_pem(days_valid=365, days_ago=1, cert=True, key=True, other_key=False):
-    now = datetime.datetime.now(datetime.timezone.utc)
-    k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpuops-test-entitlement")])
-    start = now - datetime.timedelta(days=days_ago)
-    c = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(k.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + datetime.timedelta(days=days_valid))
-        .sign(k, hashes.SHA256())
-    )
-    if other_key:
-        k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    text = ""
-    if cert:
-        text += c.public_bytes(serialization.Encoding.PEM).decode()
-    if key:
-        text += k.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode()
-    return text
-
-
 @pytest.fixture(scope="module")
 def pems(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("entitlement"))
@@ -80,13 +49,6 @@ def pems(tmp_path_factory):
         handle.write(good)
     lines = good.splitlines()
     return {"dir": tmp, "good": good, "file": path, "malformed": "\n".join(lines[:3] + ["!!!!"] + lines[4:]) + "\n"}
-
-
-def secret_forms(pem):
-    """Strings that must never reach the output: body lines of the PEM and its base64 (as in the MachineConfigs)."""
-    body = [line for line in pem.splitlines() if line and not line.startswith("-----")]
-    b64 = base64.b64encode((pem.strip() + "\n").encode()).decode()
-    return [body[1], body[-2], b64[100:160], b64[-120:-60]]
 
 
 # ------------------------------------------------------------ cluster helpers
