@@ -200,6 +200,7 @@ FILE_SECONDS = {
     "test_site_kubernetes.py": 210,
     "test_site_openshift_419.py": 210,
     "test_fleet.py": 220,
+    "test_secrets.py": 150,
     "test_role_entitlement.py": 200,
 }
 DEFAULT_FILE_SECONDS = 60
