@@ -110,7 +110,8 @@ def test_site_over_three_clusters_at_once_one_failing(cluster, k8s_cluster, tmp_
 
         # One cluster's failure did not stop the others: both ran every state and validated.
         stats = result["stats"]
-        assert stats["ocp-east"]["failures"] == 0 and stats["k8s-west"]["failures"] == 0, stats
+        why = dict((host, failure_of(result, host)) for host in stats)
+        assert stats["ocp-east"]["failures"] == 0 and stats["k8s-west"]["failures"] == 0, (stats, why, text[-3000:])
         assert stats["k8s-lab"]["failures"] == 1, stats
         assert failure_of(result, "k8s-lab").startswith("driver failed ("), failure_of(result, "k8s-lab")
         assert failure_of(result, "ocp-east") is None and failure_of(result, "k8s-west") is None
