@@ -72,6 +72,14 @@ UNREACHABLE_MARKERS = (
     "no route to host",
     "nodename nor servname",
 )
+# An answer cut off in the middle: the API server went away (restart, crash, failover) during the request.
+CUT_MARKERS = (
+    "connection aborted",
+    "remote end closed connection",
+    "connection reset",
+    "broken pipe",
+    "connection broken",
+)
 TLS_MARKERS = ("certificate verify failed", "certificate_verify_failed", "wrong version number", "sslerror")
 
 
@@ -95,7 +103,12 @@ def _config_problem(text, lowered, params, where):
     return None
 
 
-def describe_api_error(exc, params=None):
+def server_of(client):
+    """The API server URL a kubernetes.core client talks to (None when it cannot be told)."""
+    return getattr(getattr(client, "configuration", None), "host", None)
+
+
+def describe_api_error(exc, params=None, server=None):
     """A clear message for errors raised while talking to the API server.
 
     The kubernetes client raises very different things for a wrong token, a
@@ -106,7 +119,7 @@ def describe_api_error(exc, params=None):
     """
     params = params or {}
     text = to_text(exc)
-    where = params.get("host") or params.get("kubeconfig") or "the kubeconfig/K8S_AUTH_* settings"
+    where = params.get("host") or server or params.get("kubeconfig") or "the kubeconfig/K8S_AUTH_* settings"
     status = _status_of(exc)
     if status == 401:
         return (
@@ -132,6 +145,12 @@ def describe_api_error(exc, params=None):
     config = _config_problem(text, lowered, params, where)
     if config:
         return config
+    for marker in CUT_MARKERS:
+        if marker in lowered:
+            return (
+                "host: the Kubernetes API at {0} cut the connection in the middle of a request ({1}): the API "
+                "server restarted or went away. Run again once it answers; each state picks up where it stopped."
+            ).format(where, marker)
     for marker in UNREACHABLE_MARKERS:
         if marker in lowered:
             return (
@@ -214,6 +233,7 @@ def run_module(module, runner):
 
     Every failure ends in ``fail_json`` with a message naming what to fix.
     """
+    client = None
     try:
         client, svc = connect(module)
         result = runner(module, client, svc)
@@ -223,10 +243,14 @@ def run_module(module, runner):
             kwargs["param"] = exc.param
         module.fail_json(msg=to_text(exc), **kwargs)
     except CoreException as exc:
-        module.fail_json(msg=describe_api_error(exc, module.params), exception=traceback.format_exc())
+        module.fail_json(
+            msg=describe_api_error(exc, module.params, server_of(client)), exception=traceback.format_exc()
+        )
     except Exception as exc:
-        if _status_of(exc) is not None or "urllib3" in type(exc).__module__:
-            module.fail_json(msg=describe_api_error(exc, module.params), exception=traceback.format_exc())
+        if _status_of(exc) is not None or type(exc).__module__.partition(".")[0] in ("urllib3", "http"):
+            module.fail_json(
+                msg=describe_api_error(exc, module.params, server_of(client)), exception=traceback.format_exc()
+            )
         raise
     module.exit_json(**result)
 

@@ -121,23 +121,69 @@ def node_ready(node):
     return True, ""
 
 
-def wait_backoff(waiter, timeout, sleep, first=0.5, clock=None, pause=None, **kwargs):
+# How long a wait keeps looking while the API server does not answer at all: a restart or a failover is over in
+# seconds, a control plane that is gone is said so now, not at the end of a wait that can be 15 minutes long.
+UNREACHABLE_SECONDS = 60
+
+
+def unreachable(exc):
+    """True for an error that says the API server did not answer (down, restarting, the connection cut), not
+    that it answered no. kubernetes.core's Waiter wraps exactly these (urllib3's HTTPError) in CoreException."""
+    status = getattr(exc, "status", None)
+    if status is not None:
+        return status in (502, 503, 504)  # an API server starting up, or a load balancer without one behind it
+    if type(exc).__name__ == "CoreException" or type(exc).__module__.partition(".")[0] in ("urllib3", "http"):
+        return True
+    return isinstance(exc, (ConnectionError, TimeoutError))
+
+
+class Outage(object):
+    """How long the API server has not answered across the looks of one wait; ends the wait after ``limit``."""
+
+    def __init__(self, clock, limit=UNREACHABLE_SECONDS, client=None):
+        self.clock, self.limit, self.client, self.since = clock, limit, client, None
+
+    def answered(self):
+        self.since = None
+
+    def failed(self, exc, timeout):
+        """A look failed: re-raise what is not an outage, or one that lasted ``limit`` seconds."""
+        from ansible_collections.gpuops.cluster.plugins.module_utils.common import describe_api_error, server_of
+
+        if not unreachable(exc):
+            raise exc
+        now = self.clock()
+        self.since = now if self.since is None else self.since
+        if now - self.since >= self.limit:
+            raise GpuopsError(
+                "{0} It did not answer for {1:.0f}s in a row during a wait of up to {2}s.".format(
+                    describe_api_error(exc, server=server_of(self.client)), now - self.since, timeout
+                )
+            )
+
+
+def wait_backoff(
+    waiter, timeout, sleep, first=0.5, clock=None, pause=None, unreachable_limit=UNREACHABLE_SECONDS, **kwargs
+):
     """kubernetes.core's ``Waiter.wait``, with looks ``first`` seconds apart at the start, doubling up to ``sleep``.
 
     A condition met a second after the first look ends the wait then, not a whole ``sleep`` (5 s by default)
-    later; a long wait still looks every ``sleep``. Returns Waiter.wait's (ok, instance, elapsed seconds).
+    later; a long wait still looks every ``sleep``. A look that cannot reach the API server is made again, as
+    Waiter does, but for at most ``unreachable_limit`` seconds in a row (:class:`Outage`). Returns Waiter.wait's
+    (ok, instance, elapsed seconds).
     """
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-
     clock = clock or time.monotonic
     pause = pause or time.sleep
     start = clock()
     interval = min(first, sleep)
+    outage = Outage(clock, unreachable_limit, getattr(waiter, "client", None))
     while True:
         try:
             ok, instance, dummy = waiter.wait(timeout=0, sleep=sleep, **kwargs)  # timeout 0: one look
             failure = None
-        except CoreException as exc:  # a connection error on one look: look again, as Waiter itself does
+            outage.answered()
+        except Exception as exc:  # the API server away on one look (else re-raised): look again
+            outage.failed(exc, timeout)
             ok, instance, failure = False, {}, exc
         elapsed = clock() - start
         if ok or elapsed >= timeout:

@@ -31,7 +31,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.state 
     describe_build_failure,
     summarize_builds,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, name_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, name_of, wait_backoff
 
 # kubelet: MountVolume.SetUp failed for volume "build-secret-0" : secret "etc-pki-entitlement" not found
 MISSING_SECRET_RE = re.compile(r'secret "([^"]+)" not found')
@@ -52,9 +52,11 @@ def wait_builds(cfg, client, build_api, names, progress):
         progress("builds: {0}".format(summarize_builds(mine)))
         return all(build_phase(b) in FAILED_PHASES + ("Complete",) for b in mine)
 
-    Waiter(client, build_api, predicate).wait(
-        timeout=cfg.wait_timeout,
-        sleep=cfg.wait_sleep,
+    # wait_backoff: a build can take half an hour; an API server away for a minute ends the wait, not the timeout.
+    wait_backoff(
+        Waiter(client, build_api, predicate),
+        cfg.wait_timeout,
+        cfg.wait_sleep,
         namespace=cfg.namespace,
         label_selectors=[managed_selector(cfg.name)],
     )

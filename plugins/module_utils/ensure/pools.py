@@ -27,6 +27,7 @@ import time
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
+    Outage,
     condition,
     condition_true,
     dig,
@@ -169,8 +170,17 @@ def wait_pools(client, items, timeout, sleep, progress, present=True, clock=time
         return 0
     watch = PoolWatch(client, configs, present)
     started = clock()
+    outage = Outage(clock, client=client)  # a rollout takes many minutes: an API server restart is waited out
     while True:
-        looks = watch.look()
+        try:
+            looks = watch.look()
+            outage.answered()
+        except Exception as exc:
+            outage.failed(exc, timeout)
+            if clock() - started >= timeout:
+                raise
+            pause(min(sleep, 2))
+            continue
         for pool, chosen, done, note in looks:
             progress(progress_line(pool, note))
             reason = degraded_reason(pool)

@@ -36,6 +36,19 @@ def test_unreachable_names_host():
     assert msg.startswith("host:") and "cannot reach" in msg
 
 
+def test_a_connection_cut_mid_request_names_host_and_the_server():
+    # What urllib3 raises when kube-apiserver dies while it holds the request (seen in test_faults_apiserver.py).
+    text = "('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
+    msg = describe_api_error(_Exc(text=text), {}, server="https://127.0.0.1:16443")
+    assert msg.startswith("host: the Kubernetes API at https://127.0.0.1:16443 cut the connection"), msg
+    assert "Run again once it answers" in msg
+
+
+def test_the_host_option_wins_over_the_client_server():
+    msg = describe_api_error(_Exc(text="Connection refused"), {"host": "https://api.x:6443"}, server="https://other")
+    assert "https://api.x:6443" in msg and "other" not in msg
+
+
 def test_progress_dedupes_and_timestamps():
     now = [100.0]
     p = Progress(clock=lambda: now[0])

@@ -134,7 +134,10 @@ def fake(monkeypatch):
         def list_items(c, resource):
             assert resource == "MachineConfigPool"
             c.lists += 1
-            return c.states.pop(0) if len(c.states) > 1 else c.states[0]
+            state = c.states.pop(0) if len(c.states) > 1 else c.states[0]
+            if isinstance(state, Exception):
+                raise state
+            return state
 
         monkeypatch.setattr(pools, "list_items", list_items)
         monkeypatch.setattr(pools, "get_item", lambda c, res, name: c.rendered_configs.get(name))
@@ -190,6 +193,36 @@ def test_a_degraded_pool_stops_the_wait_at_once(fake):
         pools.wait_pools(client, items(mc("50-a")), 600, 5, Progress(), clock=clock, pause=clock.pause)
     assert clock.now == 0 and "MachineConfigPool worker is degraded" in str(err.value)
     assert "MachineConfig 50-x: bad" in str(err.value)
+
+
+def test_an_api_server_restart_during_the_rollout_is_waited_out(fake):
+    # What urllib3 raises when kube-apiserver dies under a request, then a 503 while it starts again.
+    cut = ConnectionResetError("Connection reset by peer")
+    starting = type("Unavailable", (Exception,), {"status": 503})(
+        "the server is currently unable to handle the request"
+    )
+    client = fake([cut, starting, [pool()]])
+    clock = Clock()
+    pools.wait_pools(client, items(mc("50-a")), 600, 5, Progress(), clock=clock, pause=clock.pause)
+    assert client.lists == 3 and clock.now == 4
+
+
+def test_an_api_server_gone_for_a_minute_ends_the_wait_naming_host(fake):
+    client = fake([ConnectionRefusedError("[Errno 111] Connection refused")])
+    clock = Clock()
+    with pytest.raises(GpuopsError) as err:
+        pools.wait_pools(client, items(mc("50-a")), 3600, 5, Progress(), clock=clock, pause=clock.pause)
+    assert 60 <= clock.now < 70, clock.now
+    assert str(err.value).startswith("host: cannot reach the Kubernetes API") and "60s in a row" in str(err.value)
+
+
+def test_a_forbidden_look_is_not_waited_out(fake):
+    forbidden = type("Forbidden", (Exception,), {"status": 403})("forbidden")
+    client = fake([forbidden])
+    clock = Clock()
+    with pytest.raises(Exception) as err:
+        pools.wait_pools(client, items(mc("50-a")), 600, 5, Progress(), clock=clock, pause=clock.pause)
+    assert err.value is forbidden and clock.now == 0
 
 
 def test_timeout_names_the_pool(fake):

@@ -153,3 +153,70 @@ def test_wait_backoff_looks_again_after_a_connection_error_and_raises_it_only_at
     now[0] = 0.0
     with pytest.raises(CoreException, match="connection refused"):
         wait_backoff(Down(1), 3, 1, clock=lambda: now[0], pause=pause)
+
+
+class _Unreachable(object):
+    """A waiter whose looks cannot reach the API server from look ``down_from`` to ``up_at`` (excluded)."""
+
+    def __init__(self, down_from, up_at, ready_at):
+        self.looks, self.down_from, self.up_at, self.ready_at = 0, down_from, up_at, ready_at
+
+    def wait(self, timeout, sleep, **kwargs):
+        from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+
+        self.looks += 1
+        if self.down_from <= self.looks < self.up_at:
+            raise CoreException(
+                "Exception 'HTTPSConnectionPool(host='10.0.0.1', port=6443): Max retries exceeded "
+                "(Caused by NewConnectionError(... [Errno 111] Connection refused))' raised"
+            )
+        return self.looks >= self.ready_at, {}, 0
+
+
+def _clock():
+    now = [0.0]
+
+    def pause(seconds):
+        now[0] += seconds
+
+    return (lambda: now[0]), pause
+
+
+def test_wait_backoff_looks_again_through_a_short_outage():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    clock, pause = _clock()
+    waiter = _Unreachable(down_from=2, up_at=8, ready_at=9)  # unreachable for about 20 s
+    ok, dummy, elapsed = wait_backoff(waiter, 900, 5, clock=clock, pause=pause)
+    assert ok and waiter.looks == 9 and elapsed < 60
+
+
+def test_wait_backoff_stops_when_the_api_server_stays_away():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    clock, pause = _clock()
+    waiter = _Unreachable(down_from=2, up_at=10**6, ready_at=10**6)
+    with pytest.raises(GpuopsError) as info:
+        wait_backoff(waiter, 900, 5, clock=clock, pause=pause)
+    msg = str(info.value)
+    # Long before the wait's own 900 s, naming the option to check and how long the API server was away.
+    assert clock() < 70
+    assert msg.startswith("host: cannot reach the Kubernetes API") and "did not answer for 6" in msg, msg
+
+
+def test_wait_backoff_raises_an_answer_at_once():
+    # A 403 is the API server answering: no outage to wait out.
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    class Forbidden(Exception):
+        status = 403
+
+    class Waiter(object):
+        def wait(self, timeout, sleep, **kwargs):
+            raise Forbidden("forbidden")
+
+    clock, pause = _clock()
+    with pytest.raises(Forbidden):
+        wait_backoff(Waiter(), 900, 5, clock=clock, pause=pause)
+    assert clock() == 0

@@ -419,11 +419,22 @@ class FakeTime(object):
         self.now += seconds
 
 
-def test_build_stuck_on_missing_entitlement_mount_names_the_secret_not_the_timeout(monkeypatch):
-    """A build pod Pending on FailedMount: the events say why; raising wait_timeout would not help."""
+def fake_clock(monkeypatch, clock=None):
+    """The wait's clock (kube.wait_backoff around kubernetes.core's Waiter) without real sleeping."""
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import waiter
 
-    monkeypatch.setattr(waiter, "time", FakeTime())
+    from ansible_collections.gpuops.cluster.plugins.module_utils import kube
+
+    clock = clock or FakeTime()
+    monkeypatch.setattr(waiter, "time", clock)
+    monkeypatch.setattr(kube, "time", clock)
+    return clock
+
+
+def test_build_stuck_on_missing_entitlement_mount_names_the_secret_not_the_timeout(monkeypatch):
+    """A build pod Pending on FailedMount: the events say why; raising wait_timeout would not help."""
+
+    fake_clock(monkeypatch)
     client = cluster(mount_fails=True)
     result, failed = go(
         monkeypatch,
@@ -444,9 +455,8 @@ def test_build_stuck_on_missing_entitlement_mount_names_the_secret_not_the_timeo
 
 
 def test_build_stuck_without_events_blames_the_timeout(monkeypatch):
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import waiter
 
-    monkeypatch.setattr(waiter, "time", FakeTime())
+    fake_clock(monkeypatch)
     client = cluster(mount_fails=True)
     client.stuck_on_mount = lambda namespace, build: build.update(status={"phase": "Running"})
     result, failed = go(monkeypatch, client, wait_timeout=60, wait_sleep=5)
@@ -455,10 +465,8 @@ def test_build_stuck_without_events_blames_the_timeout(monkeypatch):
 
 
 def test_wait_timeout_defaults_to_1800(monkeypatch):
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import waiter
 
-    clock = FakeTime()
-    monkeypatch.setattr(waiter, "time", clock)
+    clock = fake_clock(monkeypatch)
     client = cluster(mount_fails=True)
     client.stuck_on_mount = lambda namespace, build: build.update(status={"phase": "Running"})
     result, failed = go(monkeypatch, client, wait_sleep=30)

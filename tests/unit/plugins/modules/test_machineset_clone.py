@@ -7,6 +7,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.gpuops.cluster.plugins.module_utils import kube
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import model as M
 from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import runner
@@ -235,7 +236,9 @@ def test_wait_timeout_reports_progress(monkeypatch):
         def sleep(self, seconds):
             self.now += seconds
 
-    monkeypatch.setattr(waiter, "time", Clock())
+    clock = Clock()
+    monkeypatch.setattr(waiter, "time", clock)
+    monkeypatch.setattr(kube, "time", clock)  # kube.wait_backoff's own looks
     client = cluster()
     result, failed = go(
         monkeypatch, client, source=SOURCE, instance_type="g4dn.xlarge", wait=True, wait_sleep=10, wait_timeout=30

@@ -7,6 +7,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.gpuops.cluster.plugins.module_utils import kube
 from ansible_collections.gpuops.cluster.plugins.modules import nfd_labels
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.nfd_fixtures import (
     CLASS_3D_LABEL,
@@ -166,7 +167,9 @@ def test_wait_for_timeout(monkeypatch):
         def sleep(self, seconds):
             self.now += seconds
 
-    monkeypatch.setattr(waiter, "time", Clock())
+    clock = Clock()
+    monkeypatch.setattr(waiter, "time", clock)
+    monkeypatch.setattr(kube, "time", clock)  # kube.wait_backoff's own looks
     client = cluster(gpu=1)
     result, failed = go(monkeypatch, client, wait_for={"gpu_nodes": 4}, wait_sleep=5, wait_timeout=20)
     assert failed and result["param"] == "wait_timeout" and "1/4 nodes labelled" in result["msg"]
