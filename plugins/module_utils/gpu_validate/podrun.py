@@ -18,12 +18,17 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import one_line, pod_finished
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     api_message,
+    condition,
     dig,
     label_selector,
     list_items,
     pool_size,
     status_of,
 )
+
+# How often the nodes of the pods still running are read while following them (a node lost mid-run would
+# otherwise be found only at the timeout: its pods never finish).
+NODE_LOOK_SECONDS = 10
 
 DELETE_NOW = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
 
@@ -83,6 +88,11 @@ class PodRun(object):
         self.lock = threading.Lock()
         self.start = clock()
         self._last_progress = None
+        # {pod: node}, set by the caller; {pod: why} for pods whose node stopped being Ready while they ran.
+        self.node_of = {}
+        self.lost = {}
+        self._not_ready_since = {}
+        self._nodes_looked = None
 
     # -- create
     def create(self, bodies):
@@ -107,6 +117,43 @@ class PodRun(object):
     # -- follow
     def done(self):
         return all(name in self.finished for name in self.created)
+
+    def look_at_nodes(self, read_nodes=None):
+        """Every NODE_LOOK_SECONDS: the pods on a node not Ready on two looks in a row are lost (finished, with
+        why). A node lifecycle controller says NotReady only after its grace period, so one look is enough to
+        believe it; the second look keeps a node that recovers at once."""
+        now = self.clock()
+        if self._nodes_looked is not None and now - self._nodes_looked < NODE_LOOK_SECONDS:
+            return
+        self._nodes_looked = now
+        pending = [p for p in self.created if p not in self.finished and p in self.node_of]
+        if not pending:
+            return
+        nodes = (read_nodes or self._read_nodes)()
+        for node_name in sorted(set(self.node_of[p] for p in pending)):
+            ready = condition(nodes.get(node_name) or {}, "Ready") if node_name in nodes else None
+            if ready is not None and ready.get("status") == "True":
+                self._not_ready_since.pop(node_name, None)
+                continue
+            if node_name not in self._not_ready_since:
+                self._not_ready_since[node_name] = now
+                continue
+            if node_name not in nodes:
+                why = "node {0} is gone".format(node_name)
+            else:
+                why = "node {0} went NotReady ({1}: {2})".format(
+                    node_name,
+                    (ready or {}).get("reason") or "no Ready condition",
+                    one_line((ready or {}).get("message") or "", 120),
+                )
+            for pod in pending:
+                if self.node_of[pod] == node_name:
+                    self.lost[pod] = why
+                    self.finished[pod] = round(now - self.start, 3)
+
+    def _read_nodes(self):
+        listing = self.core.list_node(_preload_content=False)
+        return dict((n["metadata"]["name"], n) for n in json.loads(to_text(listing.data)).get("items") or [])
 
     def _delete(self, name):
         with self.lock:
@@ -177,6 +224,7 @@ class PodRun(object):
         """Follow the pods with one list per wait_sleep. Returns True on timeout."""
         while True:
             self._seen_listing(self._listed())
+            self.look_at_nodes()
             if self.done():
                 return False
             now = self.clock()
@@ -194,7 +242,8 @@ class PodRun(object):
         """Follow one watch stream; the resourceVersion to go on from (None: list again)."""
         from kubernetes import watch as k8s_watch
 
-        remaining = deadline - self.clock()
+        # A window of NODE_LOOK_SECONDS at most, so that the nodes are looked at between windows.
+        remaining = min(deadline - self.clock(), NODE_LOOK_SECONDS)
         stream = k8s_watch.Watch()
         try:
             for event in stream.stream(
@@ -231,6 +280,7 @@ class PodRun(object):
                 version = self._list_for_watch()
                 continue
             version = self._watch_once(version, deadline)
+            self.look_at_nodes()
         return False
 
     def follow(self):

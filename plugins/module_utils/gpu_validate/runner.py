@@ -338,6 +338,13 @@ def judge_pods(cfg, pods_run, owner, results, timed_out):
     logs = pods_run.logs()
     for pod_name in pods_run.created:
         name, check = owner[pod_name]
+        if pod_name in pods_run.lost:
+            results[name][check] = {
+                "status": FAIL,
+                "message": "{0} pod did not finish: {1} while it ran".format(check, pods_run.lost[pod_name]),
+                "pod": pod_name,
+            }
+            continue
         res = check_workload(
             check,
             pods_run.pods.get(pod_name),
@@ -354,6 +361,7 @@ def judge_pods(cfg, pods_run, owner, results, timed_out):
 
 def run_pods(cfg, pods_run, bodies, owner, results, timings, t0):
     timings["pods_start"] = round(time.monotonic() - t0, 3)
+    pods_run.node_of = dict((pod, node) for pod, (node, dummy) in owner.items())
     pods_run.create(bodies)
     timings["pods_created"] = round(time.monotonic() - t0, 3)
     for pod_name, error in pods_run.errors.items():

@@ -86,3 +86,48 @@ def test_render_pod_options():
 def test_run_id_is_a_label_value():
     rid = run_id()
     assert len(rid) == 6 and rid.isalnum() and rid.lower() == rid
+
+
+def _node(name, status="True", reason="KubeletReady", message="kubelet is posting ready status"):
+    return {
+        "metadata": {"name": name},
+        "status": {"conditions": [{"type": "Ready", "status": status, "reason": reason, "message": message}]},
+    }
+
+
+def _pod_run(clock):
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import PodRun
+
+    cfg = {"namespace": "gpu-validation", "run": "r1", "parallel": 4, "wait_sleep": 5, "wait_timeout": 300}
+    run = PodRun(cfg, client=object(), pod_api=None, core=None, progress=lambda m: None, clock=clock)
+    run.created = ["va-gpu-0", "va-gpu-1", "smi-gpu-1"]
+    run.node_of = {"va-gpu-0": "gpu-0", "va-gpu-1": "gpu-1", "smi-gpu-1": "gpu-1"}
+    return run
+
+
+def test_pods_on_a_node_that_stays_not_ready_are_lost_naming_the_node():
+    now = [0.0]
+    run = _pod_run(lambda: now[0])
+    broken = {"gpu-0": _node("gpu-0"), "gpu-1": _node("gpu-1", "False", "KubeletNotReady", "Kubelet stopped posting")}
+    run.look_at_nodes(lambda: broken)
+    assert run.lost == {}  # one look: it may come back at once
+    now[0] = 5.0
+    run.look_at_nodes(lambda: broken)
+    assert run.lost == {}  # not yet NODE_LOOK_SECONDS since the last look
+    now[0] = 10.0
+    run.look_at_nodes(lambda: broken)
+    assert set(run.lost) == {"va-gpu-1", "smi-gpu-1"} and "va-gpu-0" not in run.finished
+    assert run.lost["va-gpu-1"] == "node gpu-1 went NotReady (KubeletNotReady: Kubelet stopped posting)"
+    assert not run.done()  # gpu-0's pod still runs
+
+
+def test_a_node_that_recovers_between_looks_loses_nothing_and_a_deleted_node_is_named():
+    now = [0.0]
+    run = _pod_run(lambda: now[0])
+    run.look_at_nodes(lambda: {"gpu-0": _node("gpu-0"), "gpu-1": _node("gpu-1", "Unknown", "NodeStatusUnknown")})
+    now[0] = 10.0
+    run.look_at_nodes(lambda: {"gpu-1": _node("gpu-1")})  # gpu-0 deleted, gpu-1 Ready again
+    assert run.lost == {}
+    now[0] = 20.0
+    run.look_at_nodes(lambda: {"gpu-1": _node("gpu-1")})
+    assert run.lost == {"va-gpu-0": "node gpu-0 is gone"}

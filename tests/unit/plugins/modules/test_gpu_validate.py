@@ -24,7 +24,7 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
     mig_single_node,
     time_sliced_node,
 )
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, run
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_k8s import FakeClient, Response, run
 
 KINDS = {("Node", "v1"): False, ("Namespace", "v1"): False, ("Pod", "v1"): True, ("ConfigMap", "v1"): True}
 
@@ -87,6 +87,10 @@ class GpuCluster(FakeClient):
         self.outcome = outcome or (lambda pod: ("Succeeded", PASSED if "vectoradd" in pod["metadata"]["name"] else SMI))
         self.logs = {}
         self.on_get = GpuCluster.kubelet
+
+    def list_node(self, **dummy):
+        """CoreV1Api.list_node(_preload_content=False): the nodes PodRun looks at while pods run."""
+        return Response({"items": self.objects("Node")})
 
     def kubelet(self, resource):
         """Validation pods run to completion at the first look (scheduled on their affinity node)."""
