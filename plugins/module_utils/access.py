@@ -185,8 +185,18 @@ RULES = (
     ),
     _rule(
         BOTH,
-        ("driver", "container_toolkit", "device_plugin", "gpu_feature_discovery", "monitoring", "nfd", "teardown"),
-        "the operands' ServiceAccounts",
+        (
+            "driver",
+            "container_toolkit",
+            "device_plugin",
+            "gpu_feature_discovery",
+            "monitoring",
+            "nfd",
+            "entitlement",
+            "teardown",
+        ),
+        "the operands' ServiceAccounts, and the entitlement test pod's own (a new namespace's default one comes "
+        "from a controller, late after an API server restart)",
         [""],
         ["serviceaccounts"],
         APPLY,

@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
@@ -112,11 +114,28 @@ def run(module, client, svc):
         "summary": summary(states, "{0} pods in {1},".format(selector, namespace)),
     }
     if service:
-        slices = list_items(
-            client,
-            svc.find_resource("EndpointSlice", "discovery.k8s.io/v1", fail=True),
-            namespace=namespace,
-            label_selector="kubernetes.io/service-name=" + service,
+        result["endpoint_nodes"] = endpoint_nodes(
+            client, svc, namespace, service, [s["node"] for s in states if s["ready"]]
         )
-        result["endpoint_nodes"] = ready_endpoint_nodes(slices)
     return result
+
+
+# The EndpointSlice controller follows pod readiness within a second, but after an API server restart its watches
+# come back late (seen: more than 10 s): the endpoints of ready pods are waited for this long before they count
+# as missing.
+ENDPOINT_SECONDS = 30
+
+
+def endpoint_nodes(client, svc, namespace, service, ready_nodes, clock=time.monotonic, pause=time.sleep):
+    """The nodes with a ready endpoint of ``service``, read again (up to ENDPOINT_SECONDS) while a node of
+    ``ready_nodes`` (those with a ready pod) has none yet."""
+    resource = svc.find_resource("EndpointSlice", "discovery.k8s.io/v1", fail=True)
+    deadline = clock() + ENDPOINT_SECONDS
+    while True:
+        slices = list_items(
+            client, resource, namespace=namespace, label_selector="kubernetes.io/service-name=" + service
+        )
+        nodes = ready_endpoint_nodes(slices)
+        if set(ready_nodes) <= set(nodes) or clock() >= deadline:
+            return nodes
+        pause(1)

@@ -25,7 +25,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common import Gpuop
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import parallel_map, wait_backoff
 
 JOB_COMPLETE = {"type": "Complete", "status": "True"}
-WAITABLE = ("DaemonSet", "Deployment", "StatefulSet", "Pod", "Job")
+WAITABLE = ("DaemonSet", "Deployment", "StatefulSet", "Pod", "Job", "ResourceQuota")
 
 
 def status_line(item, obj):
@@ -39,6 +39,8 @@ def status_line(item, obj):
         want = ((obj.to_dict() if hasattr(obj, "to_dict") else obj or {}).get("spec") or {}).get("replicas", 1)
         ready = status.get("readyReplicas", 0)
         return "{0}: {1}/{2} ready".format(item.describe(), ready, want)
+    if item.kind == "ResourceQuota":
+        return "{0}: {1}".format(item.describe(), "in force" if quota_in_force(obj) else "not counted yet")
     if item.kind == "Job":
         return "{0}: {1} succeeded, {2} active".format(
             item.describe(), status.get("succeeded", 0), status.get("active", 0)
@@ -62,7 +64,21 @@ def ondelete_daemonset_ready(obj):
     )
 
 
+def quota_in_force(obj):
+    """Admission enforces a ResourceQuota only for the resources in its status.hard, which the quota controller
+    copies from spec.hard (kubernetes pkg/controller/resourcequota ``syncResourceQuota``; the admission plugin
+    checks status.hard). Until then, and late after an API server restart, it admits everything."""
+    if obj is None:
+        return False
+    data = obj.to_dict() if hasattr(obj, "to_dict") else obj
+    hard = (data.get("spec") or {}).get("hard") or {}
+    counted = (data.get("status") or {}).get("hard") or {}
+    return all(counted.get(name) == value for name, value in hard.items())
+
+
 def _ready_predicate(item):
+    if item.kind == "ResourceQuota":
+        return quota_in_force
     if item.kind == "Job":
         return lambda obj: custom_condition(JOB_COMPLETE, obj)
     strategy = (((item.body or {}).get("spec") or {}).get("updateStrategy") or {}).get("type")

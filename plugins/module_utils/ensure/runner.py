@@ -103,25 +103,35 @@ def _binds_new_role(item, new_roles):
     return item.kind in BINDING_KINDS and _role_key(ref.get("kind"), ref.get("name"), item.namespace) in new_roles
 
 
+def _runs_as_new_account(item, new_accounts):
+    """A Pod whose ServiceAccount this run creates. Admission refuses a pod whose ServiceAccount does not exist,
+    in a dry run too (plugin/pkg/admission/serviceaccount: "error looking up service account")."""
+    if item.kind != "Pod":
+        return False
+    account = (item.body.get("spec") or {}).get("serviceAccountName") or "default"
+    return (item.namespace, account) in new_accounts
+
+
 def _partition(items):
     """(changing, dry-runnable now, dry-runnable once Namespaces and CRDs of this run exist, dry-runnable once the
-    roles of this run exist)."""
+    roles and ServiceAccounts of this run exist)."""
     changing = [i for i in foundation_first(items) if i.action in CHANGING]
     new_namespaces = set(i.name for i in changing if i.kind == "Namespace" and i.action == "created")
     new_roles = set(
         _role_key(i.kind, i.name, i.namespace) for i in changing if i.kind in ROLE_KINDS and i.action == "created"
     )
-    bindings = [i for i in changing if _binds_new_role(i, new_roles)]
-    rest = [i for i in changing if not _binds_new_role(i, new_roles)]
+    new_accounts = set((i.namespace, i.name) for i in changing if i.kind == "ServiceAccount" and i.action == "created")
+    dependents = [i for i in changing if _binds_new_role(i, new_roles) or _runs_as_new_account(i, new_accounts)]
+    rest = [i for i in changing if i not in dependents]
     now = [i for i in rest if _checkable_now(i, new_namespaces)]
     later = [i for i in rest if not _checkable_now(i, new_namespaces)]
-    return changing, now, later, bindings
+    return changing, now, later, dependents
 
 
 def converge(client, items, field_manager, timeout, sleep, progress):
     """Write the changing items: validated by dry runs first, foundation objects first (Namespaces and CRDs, then
-    the roles that bindings of this run refer to)."""
-    changing, now, later, bindings = _partition(items)
+    the roles that bindings and the ServiceAccounts that pods of this run refer to)."""
+    changing, now, later, dependents = _partition(items)
     for item in now:
         apply(client, item, field_manager, dry_run=True)
     _write(client, [i for i in now if i.kind in FOUNDATION_KINDS], field_manager, progress)
@@ -131,11 +141,12 @@ def converge(client, items, field_manager, timeout, sleep, progress):
     _resolve_deferred(client, later)
     for item in later:
         apply(client, item, field_manager, dry_run=True)
-    roles = [i for i in changing if i.kind in ROLE_KINDS and i in now + later] if bindings else []
-    _write(client, roles, field_manager, progress)
-    for item in bindings:
+    needed = [i for i in changing if i.kind in ROLE_KINDS + ("ServiceAccount",) and i in now + later]
+    needed = needed if dependents else []
+    _write(client, needed, field_manager, progress)
+    for item in dependents:
         apply(client, item, field_manager, dry_run=True)
-    _write(client, [i for i in changing if i.kind not in FOUNDATION_KINDS and i not in roles], field_manager, progress)
+    _write(client, [i for i in changing if i.kind not in FOUNDATION_KINDS and i not in needed], field_manager, progress)
 
 
 def remove(client, doomed, timeout, sleep, progress, wait=True):

@@ -209,3 +209,43 @@ def test_bindings_to_roles_of_the_same_run_are_dry_run_after_those_roles_are_wri
         ("RoleBinding", "worker", False),
         ("ClusterRoleBinding", "view", False),
     ]
+
+
+def test_a_pod_running_as_a_serviceaccount_of_the_same_run_is_dry_run_after_that_account_is_written(monkeypatch):
+    # Admission refuses a pod (a dry run too) whose ServiceAccount does not exist yet: the entitlement test pod
+    # and its own ServiceAccount come in one k8s_ensure.
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import runner
+
+    def item(kind, name, ns=None, action="created", **body):
+        meta = {"name": name}
+        if ns:
+            meta["namespace"] = ns
+        it = manifests.Item(0, dict(apiVersion="v1", kind=kind, metadata=meta, **body))
+        it.action, it.resource, it.namespaced = action, kind, bool(ns)
+        return it
+
+    sa = item("ServiceAccount", "tester", "t")
+    pod = item("Pod", "test", "t", spec={"serviceAccountName": "tester"})
+    other = item("Pod", "plain", "t", spec={})  # the default ServiceAccount: not one of this run
+    calls = []
+    monkeypatch.setattr(runner, "apply", lambda c, i, fm, dry_run=False: calls.append((i.kind, i.name, dry_run)))
+    monkeypatch.setattr(runner, "_resolve_deferred", lambda c, items: None)
+    runner.converge(None, [sa, pod, other], "fm", 10, 1, lambda line: None)
+    assert calls == [
+        ("ServiceAccount", "tester", True),
+        ("Pod", "plain", True),
+        ("ServiceAccount", "tester", False),
+        ("Pod", "test", True),
+        ("Pod", "test", False),
+        ("Pod", "plain", False),
+    ]
+
+
+def test_a_resource_quota_is_ready_once_the_quota_controller_counted_it():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.readiness import quota_in_force
+
+    spec = {"hard": {"requests.nvidia.com/gpu": "2", "pods": "10"}}
+    assert not quota_in_force(None)
+    assert not quota_in_force({"spec": spec})  # just created: admission would let a 3-GPU pod in
+    assert not quota_in_force({"spec": spec, "status": {"hard": {"pods": "10"}}})
+    assert quota_in_force({"spec": spec, "status": {"hard": dict(spec["hard"]), "used": {"pods": "0"}}})

@@ -57,3 +57,38 @@ def test_the_log_read_is_the_failing_containers():
     }
     assert failing_container(pod) == "nvidia-driver-ctr"
     assert failing_container({"status": {}}) is None and failing_container(None) is None
+
+
+class _Svc(object):
+    def find_resource(self, kind, api_version, fail=False):
+        return kind
+
+
+def _slice(*nodes):
+    return {"endpoints": [{"nodeName": n, "conditions": {"ready": True}} for n in nodes]}
+
+
+def test_endpoints_that_lag_ready_pods_are_read_again(monkeypatch):
+    from ansible_collections.gpuops.cluster.plugins.module_utils import operand_read
+
+    answers = [[_slice("gpu-0")], [_slice("gpu-0")], [_slice("gpu-0", "gpu-1")]]
+    monkeypatch.setattr(operand_read, "list_items", lambda c, r, **kw: answers.pop(0))
+    now, pauses = [0.0], []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        now[0] += seconds
+
+    nodes = operand_read.endpoint_nodes(None, _Svc(), "ns", "exporter", ["gpu-0", "gpu-1"], lambda: now[0], pause)
+    assert nodes == ["gpu-0", "gpu-1"] and pauses == [1, 1]
+
+
+def test_an_endpoint_that_never_comes_is_reported_missing_after_the_wait(monkeypatch):
+    from ansible_collections.gpuops.cluster.plugins.module_utils import operand_read
+
+    monkeypatch.setattr(operand_read, "list_items", lambda c, r, **kw: [_slice("gpu-0")])
+    now = [0.0]
+    nodes = operand_read.endpoint_nodes(
+        None, _Svc(), "ns", "exporter", ["gpu-0", "gpu-1"], lambda: now[0], lambda s: now.__setitem__(0, now[0] + s)
+    )
+    assert nodes == ["gpu-0"] and now[0] == operand_read.ENDPOINT_SECONDS
