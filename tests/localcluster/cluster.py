@@ -362,8 +362,10 @@ class LocalCluster(object):
                 "--service-account-private-key-file=" + os.path.join(self.pki, "sa.key"),
                 "--root-ca-file=" + os.path.join(self.pki, "apiserver.crt"),
                 "--use-service-account-credentials=false",
-                # Fast reaction for tests: node lifecycle and DaemonSets.
-                "--node-monitor-grace-period=20s",
+                # Kubernetes' own default since 1.32 (kubernetes/kubernetes#127352): a shorter grace marked every
+                # node Unknown after a 10 s API server restart (kwok's leases conflict for a while after one; a
+                # kubelet re-reads its Lease at once), which no real cluster does.
+                "--node-monitor-grace-period=50s",
                 "--concurrent-daemonset-syncs=5",
                 "--kube-api-qps=200",
                 "--kube-api-burst=400",

@@ -278,6 +278,11 @@ class NodeAgent(Controller):
         for pod in sorted(pods, key=lambda p: meta(p).get("creationTimestamp") or ""):
             by.setdefault(gpustack.component(pod), []).append(pod)
 
+        missing = set(filter(None, (annotations_of(node).get(catalog.ANN_MISSING_IMAGES) or "").split(",")))
+        if missing:
+            for component, members in by.items():
+                by[component] = [p for p in members if not self._pull_fails(node, p, missing, boot, now, wake)]
+
         for pod in by.pop(catalog.ENTITLEMENT_TEST, []):
             self._entitlement_test(node, pod, kernel, boot, now, wake)
 
@@ -607,6 +612,27 @@ class NodeAgent(Controller):
             return
         self.events_sent.add(key)
         self.client.event(dict(pod, kind="Pod", apiVersion="v1"), reason, message, "Warning", "kubelet")
+
+    def _pull_fails(self, node, pod, missing, boot, now, wake):
+        """True when a container's image is one the registry does not have (test lever ANN_MISSING_IMAGES): the
+        kubelet reports ErrImagePull, then ImagePullBackOff, and retries with its back-off; nothing runs."""
+        spec = pod.get("spec") or {}
+        image = next(
+            (
+                c.get("image")
+                for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+                if c.get("image") in missing
+            ),
+            None,
+        )
+        if image is None:
+            return False
+        clock = self.clock(pod, boot, now)
+        self.kubelet_event(pod, "Failed", gpustack.pull_failure(image))
+        state = podsim.waiting("ImagePullBackOff", 'Back-off pulling image "%s"' % image)
+        self.apply(node, pod, self.all_states(pod, state), clock=clock)
+        wake.append(self.timing())
+        return True
 
     def _blocked(self, node, pod, clock, block):
         """A pod the runtime cannot start: sandbox (ContainerCreating) or container creation errors."""

@@ -42,6 +42,8 @@ ANN_GPU_COUNT = SIM_PREFIX + "gpu-count"
 ANN_GPU_PRODUCT = SIM_PREFIX + "gpu-product"
 LABEL_NOT_READY = SIM_PREFIX + "not-ready"  # kwok's node stages skip nodes with it
 ANN_NOT_READY_REASON = SIM_PREFIX + "not-ready-reason"
+# Test lever: image references (comma-separated) the registry does not have, as this node's kubelet sees it.
+ANN_MISSING_IMAGES = SIM_PREFIX + "missing-images"
 
 # Component label the GPU node agent keys on (tests/localcluster/README.md).
 COMPONENT_LABEL = "app.kubernetes.io/component"

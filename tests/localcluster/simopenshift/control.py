@@ -202,6 +202,16 @@ def repair_node(api, node_name):
     )
 
 
+def images_missing(api, node_name, images):
+    """The registry does not have ``images`` (a tag never pushed, or deleted): their pods on the node stay in
+    ImagePullBackOff (until images_back)."""
+    Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.ANN_MISSING_IMAGES: ",".join(images)}}})
+
+
+def images_back(api, node_name):
+    Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.ANN_MISSING_IMAGES: None}}})
+
+
 def exporter_down(api, node_name):
     """The node's dcgm-exporter crashes (CrashLoopBackOff, not Ready, nothing listening) until exporter_up."""
     Client(api).patch(NODES, node_name, {"metadata": {"annotations": {catalog.SIM_PREFIX + "dcgm-exporter": "down"}}})

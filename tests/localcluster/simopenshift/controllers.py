@@ -34,11 +34,23 @@ from kubernetes.client.rest import ApiException
 if __package__ in (None, ""):  # run as a script: make the package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from simopenshift import agent, builds, catalog, gpuoperator, install, machineapi, mco, nfd, olm, podsim  # noqa: E402
+from simopenshift import (  # noqa: E402
+    agent,
+    builds,
+    catalog,
+    gpuoperator,
+    install,
+    leases,
+    machineapi,
+    mco,
+    nfd,
+    olm,
+    podsim,
+)
 from simopenshift.kube import CONFIGMAPS, Manager, Timing, now_rfc3339  # noqa: E402
 
 # The GPU Operator's controller runs on both: OLM installs it on OpenShift, its Helm chart on Kubernetes.
-NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController, gpuoperator.OperatorController]
+NODE_CONTROLLERS = [agent.NodeAgent, nfd.WorkerController, gpuoperator.OperatorController, leases.LeaseKeeper]
 OPENSHIFT_CONTROLLERS = [
     machineapi.MachineSetController,
     machineapi.MachineController,
