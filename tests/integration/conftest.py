@@ -200,6 +200,9 @@ FILE_SECONDS = {
     "test_site_kubernetes.py": 210,
     "test_site_openshift_419.py": 210,
     "test_fleet.py": 220,
+    "test_faults_apiserver.py": 700,
+    "test_faults_kill.py": 650,
+    "test_faults_named.py": 300,
     "test_secrets.py": 150,
     "test_role_entitlement.py": 200,
 }
