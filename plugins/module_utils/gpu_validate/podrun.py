@@ -33,6 +33,23 @@ NODE_LOOK_SECONDS = 10
 DELETE_NOW = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
 
 
+def delete_finished_leftovers(client, pod_api, namespace):
+    """Delete the finished validation pods an interrupted run left (its job killed, or the API server gone before
+    its cleanup); a live run deletes its own as soon as it has read their logs. Returns their names."""
+    left = [
+        p
+        for p in list_items(client, pod_api, namespace, RUN_LABEL)
+        if dig(p, ("status", "phase")) in ("Succeeded", "Failed")
+    ]
+    for pod in left:
+        try:
+            client.delete(pod_api, name=pod["metadata"]["name"], namespace=namespace, body=dict(DELETE_NOW))
+        except Exception as exc:
+            if status_of(exc) != 404:
+                raise
+    return [p["metadata"]["name"] for p in left]
+
+
 def core_api(client):
     from kubernetes.client import CoreV1Api
 

@@ -44,7 +44,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.metrics import metrics_for
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import validate_params
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import PodRun, core_api, read_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import (
+    PodRun,
+    core_api,
+    delete_finished_leftovers,
+    read_log,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
     one_line,
     pod_is_ready,
@@ -447,6 +452,10 @@ def run(module, client, svc):
 
     pool = pods_run = None
     timings, leftovers = {}, []
+    if not module.check_mode:
+        stale = delete_finished_leftovers(client, pod_api, cfg["namespace"])
+        if stale:
+            progress("deleted {0} finished validation pod(s) an interrupted run left".format(len(stale)))
     try:
         if "metrics" in cfg["checks"]:
             # Metrics are read while the pods run: the slowest part sets the pace.

@@ -508,3 +508,22 @@ def test_incremental_runs_workloads_only_on_changed_nodes(monkeypatch, patched):
     forced, failed = go(monkeypatch, client, previous_record=changed["record_data"], force=True, **args)
     assert not failed and forced["summary"]["revalidated"] == ["gpu-0", "gpu-1"] and forced["summary"]["forced"]
     assert len([w for w in client.writes if w[0] == "create"]) == 2
+
+
+def test_finished_pods_an_interrupted_run_left_are_deleted(monkeypatch, patched):
+    # A run killed (or cut off from the API server) after its pods finished, before its cleanup.
+    client = cluster(1)
+    for name, phase in (("gpuops-vectoradd-gpu-0-old1", "Succeeded"), ("gpuops-nvidia-smi-gpu-0-old1", "Failed")):
+        client.put(
+            {
+                "kind": "Pod",
+                "apiVersion": "v1",
+                "metadata": {"name": name, "namespace": NS, "labels": {RUN_LABEL: "old1"}},
+                "spec": {"nodeName": "gpu-0"},
+                "status": {"phase": phase},
+            }
+        )
+    result, failed = go(monkeypatch, client, checks=["allocatable", "driver"])
+    assert not failed, result
+    assert pods_left(client) == []
+    assert any("2 finished validation pod(s) an interrupted run left" in line for line in result["progress"])
