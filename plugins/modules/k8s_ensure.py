@@ -103,7 +103,7 @@ options:
     description:
       - After the writes, wait until every DaemonSet, Deployment and StatefulSet of the list is ready, every Job
         has completed, every Pod is ready and every ResourceQuota is in force (its C(status.hard) counted by the
-        quota controller: admission enforces nothing before), all at the same time, up to O(wait_timeout).
+        quota controller, before which admission enforces nothing), all at the same time, up to O(wait_timeout).
       - MachineConfigs of the list (C(machineconfiguration.openshift.io)) are waited for on every
         MachineConfigPool whose C(machineConfigSelector) selects them, until the pool is C(Updated) on a rendered
         configuration that holds them with their files as given (with O(state=absent), that holds none of them
