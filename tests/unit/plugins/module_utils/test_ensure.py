@@ -171,18 +171,23 @@ def test_crds_are_looked_at_soon_after_creation_then_up_to_wait_sleep(monkeypatc
     assert err.value.param == "wait_timeout"
 
 
+def _planned(kind, name, ns=None, action="created", api_version="v1", **body):
+    """An item as k8s_ensure's plan leaves it: its action decided, its resource found."""
+    meta = {"name": name}
+    if ns:
+        meta["namespace"] = ns
+    it = manifests.Item(0, dict(apiVersion=api_version, kind=kind, metadata=meta, **body))
+    it.action, it.resource, it.namespaced = action, kind, bool(ns)
+    return it
+
+
 def test_bindings_to_roles_of_the_same_run_are_dry_run_after_those_roles_are_written(monkeypatch):
     # Escalation prevention: the API server checks a binding against its role's rules, so a dry run of a binding to
     # a role that is not written yet fails (404) for every identity but a superuser.
     from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import runner
 
     def item(kind, name, ns=None, action="created", **body):
-        meta = {"name": name}
-        if ns:
-            meta["namespace"] = ns
-        it = manifests.Item(0, dict(apiVersion="rbac.authorization.k8s.io/v1", kind=kind, metadata=meta, **body))
-        it.action, it.resource, it.namespaced = action, kind, bool(ns)
-        return it
+        return _planned(kind, name, ns, action, api_version="rbac.authorization.k8s.io/v1", **body)
 
     ns = manifests.Item(0, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nfd"}})
     ns.action, ns.resource, ns.namespaced = "created", "Namespace", False
@@ -217,12 +222,7 @@ def test_a_pod_running_as_a_serviceaccount_of_the_same_run_is_dry_run_after_that
     from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import runner
 
     def item(kind, name, ns=None, action="created", **body):
-        meta = {"name": name}
-        if ns:
-            meta["namespace"] = ns
-        it = manifests.Item(0, dict(apiVersion="v1", kind=kind, metadata=meta, **body))
-        it.action, it.resource, it.namespaced = action, kind, bool(ns)
-        return it
+        return _planned(kind, name, ns, action, **body)
 
     sa = item("ServiceAccount", "tester", "t")
     pod = item("Pod", "test", "t", spec={"serviceAccountName": "tester"})
