@@ -263,7 +263,7 @@ def _csv_problem(name, csv, sub_status, settings, check_mode):
         )
     late = "" if phase == "Failed" else " - still not Succeeded after {0}s".format(settings["wait_timeout"])
     return "{0}: {1} ({2}): {3}{4}".format(
-        where, status.get("phase", "no phase"), status.get("reason", ""), status.get("message", ""), late
+        where, status.get("phase", "no phase"), status.get("reason", ""), (status.get("message") or "").strip(), late
     )
 
 

@@ -51,6 +51,26 @@ def _container_state(status):
     return "no container status yet"
 
 
+def settling(pod):
+    """True for a running pod whose containers are all ready but whose Ready condition is False.
+
+    The node lifecycle controller marks a node's pods so when it saw no heartbeat from the node for its grace
+    period (kubernetes pkg/controller/nodelifecycle, ``MarkPodsNotReady``), e.g. after an API server restart; the
+    kubelet sets the condition back within its status sync (pkg/kubelet/status/status_manager.go,
+    ``needsReconcile``, every 10 s) once it reaches the API again. Nothing is wrong on the node: it is worth
+    waiting for, unlike a container that is not ready."""
+    if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    status = pod.get("status") or {}
+    containers = status.get("containerStatuses") or []
+    return (
+        status.get("phase") == "Running"
+        and bool(containers)
+        and all(c.get("ready") for c in containers)
+        and not _pod_ready(pod)
+    )
+
+
 def pod_state(pod):
     """(ready, words) for one pod."""
     if pod is None:
@@ -71,6 +91,8 @@ def pod_state(pod):
         state = _container_state(cstatus)
         if state:
             words.append(state)
+    if not words and settling(pod):
+        return False, "Running, its containers ready but the pod marked not ready (its node missed heartbeats)"
     if not words:
         phase = status.get("phase") or "Pending"
         reasons = [
@@ -104,6 +126,7 @@ def operand_pod_states(pods, node_names):
                 "node": node,
                 "pod": (pod.get("metadata") or {}).get("name") if pod else None,
                 "ready": ready,
+                "settling": settling(pod),
                 "state": words,
                 "containers": [c.get("name") for c in ((pod or {}).get("spec") or {}).get("containers") or []],
             }

@@ -77,22 +77,32 @@ def _tail(core, pod, namespace, lines, container=None):
     return [line for line in (text or "").splitlines() if line.strip()][-lines:]
 
 
+# A pod marked not ready by the node lifecycle controller while its containers run ready (operand_pods.settling)
+# is read again for this long: the kubelet sets it back within 10 s of reaching the API again.
+SETTLE_SECONDS = 30
+
+
+def read_states(client, svc, namespace, selector, names, clock=time.monotonic, pause=time.sleep):
+    """(pods, per-node states), read again every 2 s (up to SETTLE_SECONDS) while a pod is only settling."""
+    resource = svc.find_resource("Pod", "v1", fail=True)
+    deadline = clock() + SETTLE_SECONDS
+    while True:
+        pods = list_items(client, resource, namespace=namespace, label_selector=selector, param="selector")
+        states = operand_pod_states(pods, names)
+        if not any(s["settling"] for s in states) or clock() >= deadline:
+            return pods, states
+        pause(2)
+
+
 def run(module, client, svc):
     namespace, selector, names, lines = check_params(module.params)
     service = module.params.get("service")
     if service:
         check_dns_subdomain(service, "service", "Service name")
     node_res = svc.find_resource("Node", "v1", fail=True)
-    pods = list_items(
-        client,
-        svc.find_resource("Pod", "v1", fail=True),
-        namespace=namespace,
-        label_selector=selector,
-        param="selector",
-    )
     if names is None:
         names = [name_of(n) for n in list_gpu_nodes(client, node_res)]
-    states = operand_pod_states(pods, names)
+    pods, states = read_states(client, svc, namespace, selector, names)
     if lines:
         from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import core_api
 

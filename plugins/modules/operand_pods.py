@@ -19,6 +19,10 @@ description:
     newest), whether it is ready and its state in words (C(CrashLoopBackOff (restarts 3, last exit 1)),
     C(ImagePullBackOff) with its message, C(PodInitializing), or no pod at all), as the
     C(gpuops.cluster.operand_pod_states) filter does.
+  - A pod whose containers all run ready but whose Ready condition is False was marked so by the node lifecycle
+    controller (its node missed heartbeats, for example while the API server restarted); the kubelet sets it back
+    within 10 seconds of reaching the API again. While a pod is only that, the pods are read again every 2 seconds
+    for up to 30 seconds before the verdict stands.
   - Only the per-node verdicts come back, not the pods; with O(log_lines) the last lines of the log of every pod
     that is not ready come with them.
   - Reads only.
@@ -84,16 +88,17 @@ EXAMPLES = r"""
 RETURN = r"""
 nodes:
   description:
-    - Per node, C(node), C(pod) (null when none runs there), C(ready), C(state) (in words), C(containers), and
-      C(log_lines) for a pod that is not ready when O(log_lines) is set.
+    - Per node, C(node), C(pod) (null when none runs there), C(ready), C(settling) (its containers ready, the pod
+      marked not ready), C(state) (in words), C(containers), and C(log_lines) for a pod that is not ready when
+      O(log_lines) is set.
     - For a node whose pod is not ready, C(causes) - the known failures its state message and log lines show
       (C(signature), C(cause), C(fix), C(source) - the public report -, C(evidence)), as the
       C(gpuops.cluster.failure_signatures) filter finds them; empty when none matches.
   returned: always
   type: list
   elements: dict
-  sample: [{"node": "gpu-1", "pod": "nvidia-dcgm-exporter-x7k2p", "ready": true, "state": "Running, ready",
-            "containers": ["nvidia-dcgm-exporter"]}]
+  sample: [{"node": "gpu-1", "pod": "nvidia-dcgm-exporter-x7k2p", "ready": true, "settling": false,
+            "state": "Running, ready", "containers": ["nvidia-dcgm-exporter"]}]
 not_ready:
   description: The entries of RV(nodes) that are not ready.
   returned: always

@@ -12,6 +12,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import signal
+import threading
+import time
+
 import pytest
 from kubernetes import client
 from waiting import wait_until
@@ -100,3 +105,26 @@ def test_each_node_gets_its_pod_or_none_and_bad_input_names_the_option(cluster, 
         res = ansible_task("gpuops.cluster.operand_pods", dict(args, **bad))
         assert res.get("failed") and res.get("param") == param, res
         assert res["msg"].startswith(param + ":") and words in res["msg"], res["msg"]
+
+    # The node lifecycle controller marks a pod not ready when its node missed heartbeats (MarkPodsNotReady flips
+    # only the pod's Ready condition); its kubelet sets it back once it reaches the API again. Played on the real
+    # API with kwok (the pod's kubelet) stopped meanwhile: the verdict waits for the kubelet instead of failing a
+    # healthy node.
+    name, kwok = pod.metadata.name, cluster.lc.pid_of("kwok")
+    os.kill(kwok, signal.SIGSTOP)
+    try:
+        live = core.read_namespaced_pod_status(name, namespace)
+        for cond in live.status.conditions:
+            if cond.type == "Ready":
+                cond.status = "False"
+        core.replace_namespaced_pod_status(name, namespace, live)
+        marked = core.read_namespaced_pod(name, namespace)
+        assert [c.status for c in marked.status.conditions if c.type == "Ready"] == ["False"]
+        kubelet = threading.Timer(4, os.kill, [kwok, signal.SIGCONT])
+        started = time.monotonic()
+        kubelet.start()
+        res = ansible_task("gpuops.cluster.operand_pods", args)
+    finally:
+        os.kill(kwok, signal.SIGCONT)
+    assert res["nodes"][0]["ready"] and not res["nodes"][0]["settling"], res["nodes"]
+    assert time.monotonic() - started >= 4, "the module read the pod ready before its kubelet came back"

@@ -748,9 +748,12 @@ class CSVController(Controller):
             self._set_phase(csv, *self.PHASES[2])
             return self.timing(0.5)
         if phase == "Installing":
-            if self._deployments_available(csv):
+            waiting = self._deployments_waiting(csv)
+            if waiting is None:
                 self._set_phase(csv, *self.PHASES[3])
                 return None
+            # OLM's updateInstallStatus: still Installing, reason InstallWaiting, "installing: <why>".
+            self._set_phase(csv, "Installing", "InstallWaiting", "installing: " + waiting)
             return self.timing(0.5)
         return None
 
@@ -801,15 +804,33 @@ class CSVController(Controller):
             }
             self.client.ensure(DEPLOYMENTS, body)
 
-    def _deployments_available(self, csv):
+    def _deployments_waiting(self, csv):
+        """Why the CSV's install is not done yet, as OLM words it (the first deployment that is not rolled out), or
+        None. operator-lifecycle-manager pkg/controller/install/deployment.go ``checkForDeployments`` and
+        status_viewer.go ``DeploymentStatus``."""
         for dep in self._deployment_specs(csv):
             live = self.deployments.get(dep["name"], namespace_of(csv))
             if not live:
-                return False
-            wanted = (live.get("spec") or {}).get("replicas", 1)
-            if (live.get("status") or {}).get("availableReplicas", 0) < wanted:
-                return False
-        return True
+                return "missing deployment with name=%s" % dep["name"]
+            spec, status = live.get("spec") or {}, live.get("status") or {}
+            wanted = spec.get("replicas", 1)
+            updated, available = status.get("updatedReplicas", 0), status.get("availableReplicas", 0)
+            if meta(live).get("generation", 0) > status.get("observedGeneration", 0):
+                why = "Waiting for deployment spec update to be observed...\n"
+            elif updated < wanted:
+                why = "Waiting for rollout to finish: %d out of %d new replicas have been updated...\n" % (
+                    updated,
+                    wanted,
+                )
+            elif available < updated:
+                why = "Waiting for rollout to finish: %d of %d updated replicas are available...\n" % (
+                    available,
+                    updated,
+                )
+            else:
+                continue
+            return "waiting for deployment %s to become ready: %s" % (dep["name"], why)
+        return None
 
     def _check_deployments(self, csv):
         """A Succeeded CSV whose deployment disappeared goes back to Installing (OLM re-creates it)."""

@@ -198,9 +198,11 @@ def test_csv_phases():
     assert outcome(sub, csv("Failed", "InstallComponentFailed", "boom"))["problem"] == (
         "nfd: ClusterServiceVersion openshift-nfd/nfd.4.16.0: Failed (InstallComponentFailed): boom"
     )
-    assert outcome(sub, csv("Installing", "InstallWaiting", "waiting"))["problem"] == (
-        "nfd: ClusterServiceVersion openshift-nfd/nfd.4.16.0: Installing (InstallWaiting): waiting - still not "
-        "Succeeded after 120s"
+    # OLM's rollout words end in a newline (status_viewer.go DeploymentStatus): not carried into the line.
+    waiting = "installing: waiting for deployment nfd-controller-manager to become ready: Waiting for rollout ...\n"
+    assert outcome(sub, csv("Installing", "InstallWaiting", waiting))["problem"] == (
+        "nfd: ClusterServiceVersion openshift-nfd/nfd.4.16.0: Installing (InstallWaiting): installing: waiting for "
+        "deployment nfd-controller-manager to become ready: Waiting for rollout ... - still not Succeeded after 120s"
     )
     assert outcome(sub)["problem"] == (
         "nfd: ClusterServiceVersion openshift-nfd/nfd.4.16.0: not created after 120s (InstallPlan install-abc)"

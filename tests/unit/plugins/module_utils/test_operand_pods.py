@@ -31,7 +31,14 @@ def test_ready_pod_wins_and_missing_node_says_no_pod():
         pod("tk-new", "a", created="2026-01-02T00:00:00Z", state={"waiting": {"reason": "ContainerCreating"}}),
     ]
     states = operand_pod_states(pods, ["a", "b"])
-    assert states[0] == {"node": "a", "pod": "tk-old", "ready": True, "state": "Running, ready", "containers": ["ctr"]}
+    assert states[0] == {
+        "node": "a",
+        "pod": "tk-old",
+        "ready": True,
+        "settling": False,
+        "state": "Running, ready",
+        "containers": ["ctr"],
+    }
     assert states[1]["node"] == "b" and states[1]["pod"] is None and not states[1]["ready"]
     assert states[1]["state"] == "no pod"
 
@@ -69,3 +76,17 @@ def test_terminating_pod_and_filter_input_checks():
     assert pod_state(gone) == (False, "Terminating")
     # The filter itself runs in a subprocess (tests/unit/plugins/filter/test_timeline_filters.py):
     # importing controller code here breaks the module tests' warning capture.
+
+
+def test_a_pod_the_node_controller_marked_not_ready_is_settling_and_says_so():
+    """MarkPodsNotReady flips only the pod's Ready condition (no reason): its containers still say ready."""
+    marked = pod("tk-m", "a", ready=True, state={"running": {}})
+    marked["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    ready, words = pod_state(marked)
+    assert not ready and "containers ready but the pod marked not ready" in words
+    states = operand_pod_states([marked], ["a"])
+    assert states[0]["settling"] is True
+    # A container that is not ready is a real state, not settling; nor is a pod going away.
+    assert operand_pod_states([pod("tk-x", "a", state={"running": {}})], ["a"])[0]["settling"] is False
+    marked["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert operand_pod_states([marked], ["a"])[0]["settling"] is False

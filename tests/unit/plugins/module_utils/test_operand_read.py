@@ -92,3 +92,50 @@ def test_an_endpoint_that_never_comes_is_reported_missing_after_the_wait(monkeyp
         None, _Svc(), "ns", "exporter", ["gpu-0", "gpu-1"], lambda: now[0], lambda s: now.__setitem__(0, now[0] + s)
     )
     assert nodes == ["gpu-0"] and now[0] == operand_read.ENDPOINT_SECONDS
+
+
+def _pod(ready_condition):
+    return {
+        "metadata": {"name": "tk-1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"nodeName": "gpu-0", "containers": [{"name": "ctr"}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": ready_condition}],
+            "containerStatuses": [{"name": "ctr", "ready": True, "state": {"running": {}}}],
+        },
+    }
+
+
+def test_a_pod_marked_not_ready_by_its_node_is_read_again_until_the_kubelet_sets_it_back(monkeypatch):
+    from ansible_collections.gpuops.cluster.plugins.module_utils import operand_read
+
+    answers = [[_pod("False")], [_pod("False")], [_pod("True")]]
+    monkeypatch.setattr(operand_read, "list_items", lambda c, r, **kw: answers.pop(0))
+    now, pauses = [0.0], []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        now[0] += seconds
+
+    pods, states = operand_read.read_states(None, _Svc(), "ns", "app=tk", ["gpu-0"], lambda: now[0], pause)
+    assert states[0]["ready"] and pauses == [2, 2] and len(pods) == 1
+
+
+def test_a_pod_that_stays_marked_is_reported_after_the_wait_and_a_real_failure_at_once(monkeypatch):
+    from ansible_collections.gpuops.cluster.plugins.module_utils import operand_read
+
+    monkeypatch.setattr(operand_read, "list_items", lambda c, r, **kw: [_pod("False")])
+    now = [0.0]
+    dummy, states = operand_read.read_states(
+        None, _Svc(), "ns", "app=tk", ["gpu-0"], lambda: now[0], lambda s: now.__setitem__(0, now[0] + s)
+    )
+    assert not states[0]["ready"] and states[0]["settling"] and now[0] == operand_read.SETTLE_SECONDS
+
+    crashing = _pod("False")
+    crashing["status"]["containerStatuses"][0].update(ready=False, state={"waiting": {"reason": "CrashLoopBackOff"}})
+    monkeypatch.setattr(operand_read, "list_items", lambda c, r, **kw: [crashing])
+    now = [0.0]
+    dummy, states = operand_read.read_states(
+        None, _Svc(), "ns", "app=tk", ["gpu-0"], lambda: now[0], lambda s: now.__setitem__(0, now[0] + s)
+    )
+    assert states[0]["state"] == "CrashLoopBackOff" and now[0] == 0.0
