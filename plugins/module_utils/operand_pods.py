@@ -51,6 +51,12 @@ def _container_state(status):
     return "no container status yet"
 
 
+# A node or pod its node lifecycle controller marked (``marked_by_node_controller``) is read again for this long
+# before the verdict stands: the kubelet posts again within 10 s of reaching the API (nodeStatusUpdateFrequency,
+# and the status manager's sync of the pods).
+SETTLE_SECONDS = 30
+
+
 def settling(pod):
     """True for a running pod whose containers are all ready but whose Ready condition is False.
 
@@ -69,6 +75,19 @@ def settling(pod):
         and all(c.get("ready") for c in containers)
         and not _pod_ready(pod)
     )
+
+
+def marked_by_node_controller(node, pods=()):
+    """True when the node lifecycle controller, not the kubelet, last said what is wrong: the node's Ready condition
+    is Unknown (what it sets when the kubelet stopped posting status, reason NodeStatusUnknown), or the node is Ready
+    and one of ``pods`` (the node's) is only ``settling``. After an API server restart both pass by themselves; a
+    node that is really gone stays Unknown, and a node whose kubelet says NotReady (False) is not waited for."""
+    ready = [
+        c.get("status") for c in ((node or {}).get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"
+    ]
+    if ready == ["Unknown"]:
+        return True
+    return ready == ["True"] and any(settling(pod) for pod in pods or [])
 
 
 def pod_state(pod):

@@ -19,6 +19,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.errors import Gpuop
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
+    SETTLE_SECONDS,
     operand_pod_states,
     ready_endpoint_nodes,
 )
@@ -75,11 +76,6 @@ def _tail(core, pod, namespace, lines, container=None):
     except Exception:  # a pod that never started has no log: its state says why
         return []
     return [line for line in (text or "").splitlines() if line.strip()][-lines:]
-
-
-# A pod marked not ready by the node lifecycle controller while its containers run ready (operand_pods.settling)
-# is read again for this long: the kubelet sets it back within 10 s of reaching the API again.
-SETTLE_SECONDS = 30
 
 
 def read_states(client, svc, namespace, selector, names, clock=time.monotonic, pause=time.sleep):

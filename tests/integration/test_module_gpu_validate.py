@@ -23,6 +23,9 @@ __metaclass__ = type
 
 import json
 import os
+import signal
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -191,6 +194,32 @@ def test_check_mode_writes_nothing(cluster, stack, ansible_task):
     assert result["changed"] is False
     assert {n["checks"]["vectoradd"]["status"] for n in result["nodes"]} == {"skipped"}
     assert {n["checks"]["driver"]["status"] for n in result["nodes"]} == {"pass"}
+
+
+def test_a_driver_pod_its_node_controller_marked_not_ready_is_read_again(cluster, stack, ansible_task):
+    """After missed heartbeats (an API server restart) the node lifecycle controller marks the node's pods not ready;
+    the kubelet sets them back once it reaches the API. Played with the simulated kubelet (the GPU node agent, in
+    sim-controllers) stopped for 4 s: the driver check waits for it instead of failing a healthy node."""
+    node = stack.healthy[0]
+    driver = stack.core.list_namespaced_pod(
+        stack.ns, label_selector="app.kubernetes.io/component=nvidia-driver", field_selector="spec.nodeName=" + node
+    ).items[0]
+    sim = cluster.lc.pid_of("sim-controllers")
+    os.kill(sim, signal.SIGSTOP)
+    try:
+        live = stack.core.read_namespaced_pod_status(driver.metadata.name, stack.ns)
+        for cond in live.status.conditions:
+            if cond.type == "Ready":
+                cond.status = "False"
+        stack.core.replace_namespaced_pod_status(driver.metadata.name, stack.ns, live)
+        kubelet = threading.Timer(4, os.kill, [sim, signal.SIGCONT])
+        started = time.monotonic()
+        kubelet.start()
+        result = ansible_task(MODULE, base_args(stack, checks=["driver"]))
+    finally:
+        os.kill(sim, signal.SIGCONT)
+    assert not result.get("failed") and result["passed"], result.get("msg")
+    assert time.monotonic() - started >= 4, "the driver pod was read ready before its kubelet came back"
 
 
 def test_failing_node_is_named_with_every_reason(cluster, stack, ansible_task, tmp_path):

@@ -85,6 +85,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     list_items,
     parallel_map,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
+    SETTLE_SECONDS,
+    marked_by_node_controller,
+)
 
 
 def select_nodes(cfg, client, svc):
@@ -425,6 +429,22 @@ def _unsettled(results):
     )
 
 
+def _sweep(client, pod_api, cfg, progress, words):
+    stale = delete_finished_leftovers(client, pod_api, cfg["namespace"])
+    if stale:
+        progress("deleted {0} finished validation pod(s) an interrupted run left{1}".format(len(stale), words))
+
+
+def _marked(nodes, driver_pods, unsettled):
+    """The nodes of ``unsettled`` that their node lifecycle controller marked (operand_pods.marked_by_node_controller)."""
+    return [
+        n["metadata"]["name"]
+        for n in nodes
+        if n["metadata"]["name"] in unsettled
+        and marked_by_node_controller(n, pods_on(driver_pods, n["metadata"]["name"]))
+    ]
+
+
 def run(module, client, svc):
     """gpu_validate: validate, read, (create pods, follow, read logs, delete), report."""
     cfg = validate_params(module.params)
@@ -436,26 +456,31 @@ def run(module, client, svc):
     pod_api = svc.find_resource("Pod", "v1", fail=True)
     core = core_api(client)
     settle_until = time.monotonic() + cfg["settle_timeout"]
+    marked_until = time.monotonic() + SETTLE_SECONDS
     while True:
         nodes = select_nodes(cfg, client, svc)
         results = dict((n["metadata"]["name"], {NODE_CHECK: check_node_ready(n)}) for n in nodes)
         expected = dict((n["metadata"]["name"], physical_gpus(n, cfg["expected_gpus"])) for n in nodes)
         progress("validating {0} GPU node(s): {1}".format(len(nodes), ", ".join(cfg["checks"])))
         exporter_pods, driver_pods, plugin_pods = read_only_checks(cfg, client, pod_api, core, nodes, results)
-        # settle_timeout: a device plugin registers its GPUs with the kubelet just after it turns Ready.
-        if not _unsettled(results) or time.monotonic() + cfg["wait_sleep"] > settle_until:
+        unsettled = _unsettled(results)
+        # settle_timeout: a device plugin registers its GPUs with the kubelet just after it turns Ready. And a node
+        # its node controller marked (after an API server restart) is back within seconds: read again for a while.
+        marked = _marked(nodes, driver_pods, unsettled)
+        until = max(settle_until, marked_until) if marked else settle_until
+        pause = min(cfg["wait_sleep"], 2) if marked else cfg["wait_sleep"]
+        if not unsettled or time.monotonic() + pause > until:
             break
-        progress("not yet: {0}; reading again in {1}s".format(", ".join(_unsettled(results)), cfg["wait_sleep"]))
-        time.sleep(cfg["wait_sleep"])
+        why = " ({0}: marked by the node controller, not the kubelet)".format(", ".join(marked)) if marked else ""
+        progress("not yet: {0}{1}; reading again in {2}s".format(", ".join(unsettled), why, pause))
+        time.sleep(pause)
     fingerprints, plan = plan_incremental(cfg, client, svc, nodes, driver_pods, plugin_pods)
     bodies, owner = plan_workloads(cfg, nodes, results, module.check_mode, plan)
 
     pool = pods_run = None
     timings, leftovers = {}, []
     if not module.check_mode:
-        stale = delete_finished_leftovers(client, pod_api, cfg["namespace"])
-        if stale:
-            progress("deleted {0} finished validation pod(s) an interrupted run left".format(len(stale)))
+        _sweep(client, pod_api, cfg, progress, "")
     try:
         if "metrics" in cfg["checks"]:
             # Metrics are read while the pods run: the slowest part sets the pace.
@@ -473,6 +498,15 @@ def run(module, client, svc):
             pool.shutdown(wait=True)
         if pods_run is not None:
             leftovers = _cleanup(module, cfg, pods_run)
+    if pods_run is not None:
+        # A pod of an interrupted run that was still running at the start (its node back only now) has finished
+        # meanwhile: no later run should find it.
+        try:
+            _sweep(client, pod_api, cfg, progress, " that finished while this one ran")
+        except Exception as exc:  # the validation's verdict stands; the next run sweeps again
+            module.warn(
+                "gpu_validate could not delete finished pods of an earlier run: {0}".format(one_line(to_text(exc), 200))
+            )
 
     reports = [
         node_report(node, results[node["metadata"]["name"]], cfg["checks"], (plan or {}).get(node["metadata"]["name"]))

@@ -90,3 +90,19 @@ def test_a_pod_the_node_controller_marked_not_ready_is_settling_and_says_so():
     assert operand_pod_states([pod("tk-x", "a", state={"running": {}})], ["a"])[0]["settling"] is False
     marked["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert operand_pod_states([marked], ["a"])[0]["settling"] is False
+
+
+def test_what_the_node_controller_marked_is_told_from_what_the_kubelet_said():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import marked_by_node_controller
+
+    def node(status):
+        return {"status": {"conditions": [{"type": "Ready", "status": status, "reason": "x"}]}}
+
+    marked = pod("drv", "a", ready=True, state={"running": {}})
+    marked["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    crashing = pod("drv", "a", state={"waiting": {"reason": "CrashLoopBackOff"}})
+    assert marked_by_node_controller(node("Unknown"))  # NodeStatusUnknown: the kubelet stopped posting
+    assert marked_by_node_controller(node("True"), [marked])
+    assert not marked_by_node_controller(node("True"), [crashing])
+    assert not marked_by_node_controller(node("False"), [marked])  # the kubelet itself says NotReady
+    assert not marked_by_node_controller(node("True")) and not marked_by_node_controller({})

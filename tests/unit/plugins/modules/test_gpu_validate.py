@@ -527,3 +527,31 @@ def test_finished_pods_an_interrupted_run_left_are_deleted(monkeypatch, patched)
     assert not failed, result
     assert pods_left(client) == []
     assert any("2 finished validation pod(s) an interrupted run left" in line for line in result["progress"])
+
+
+def test_a_pod_of_an_interrupted_run_that_finishes_during_this_run_is_deleted_at_its_end(monkeypatch, patched):
+    """Still running at the start (its node was back only then), so kept; finished by the end, so deleted."""
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import podrun
+
+    client = cluster(1)
+    old = {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": "gpuops-nvidia-smi-gpu-0-old1", "namespace": NS, "labels": {RUN_LABEL: "old1"}},
+        "spec": {"nodeName": "gpu-0"},
+        "status": {"phase": "Running"},
+    }
+    client.put(old)
+    cleanup, seen = podrun.PodRun.cleanup, []
+
+    def finish_then_cleanup(self):
+        seen.extend(pods_left(client))
+        client.put(dict(old, status={"phase": "Succeeded"}))
+        return cleanup(self)
+
+    monkeypatch.setattr(podrun.PodRun, "cleanup", finish_then_cleanup)
+    result, failed = go(monkeypatch, client, checks=["vectoradd"])
+    assert not failed, result
+    assert "gpuops-nvidia-smi-gpu-0-old1" in seen  # kept at the start: it was running
+    assert pods_left(client) == [], (result.get("warnings"), result["progress"])
+    assert any("that finished while this one ran" in line for line in result["progress"]), result["progress"]
