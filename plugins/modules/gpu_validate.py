@@ -251,7 +251,7 @@ options:
       - For the moment after a rollout, when a device plugin turns Ready just before it registers its GPUs with the kubelet.
       - Whatever this is, a failing node that its node lifecycle controller marked (Ready C(Unknown), or a Ready node
         whose driver pod runs ready but is marked not ready, as after an API server restart) is read again every 2
-        seconds for up to 30 seconds: its kubelet sets both back within seconds of reaching the API again.
+        seconds for up to 30 seconds, as its kubelet sets both back within seconds of reaching the API again.
     type: int
     default: 0
   fail_on_error:
