@@ -100,16 +100,35 @@ def instance_id(machine_name):
     return "i-0" + catalog.fake_hex(16, "instance", machine_name)
 
 
-def private_ip(machine_name, zone):
+def private_ip(machine_name, zone, attempt=0):
     base = SUBNET_BASE.get(zone[-1:], 128)
-    digest = catalog.fake_hex(6, "ip", machine_name)
+    digest = catalog.fake_hex(6, "ip", machine_name, *([attempt] if attempt else []))
     return "10.0.%d.%d" % (base + int(digest[:2], 16) % 16, int(digest[2:4], 16) % 253 + 1)
 
 
-def node_name_for(machine_name, region, zone):
-    ip = private_ip(machine_name, zone)
+def node_name_for(machine_name, region, zone, taken=()):
+    """(node name, private IP) of a new instance; never one in ``taken`` (node names).
+
+    EC2 assigns a subnet address no other interface holds, so two instances
+    never share the ip-a-b-c-d name; the derived address is tried again with
+    another salt until it is free.
+    """
     domain = "ec2.internal" if region == "us-east-1" else "%s.compute.internal" % region
-    return "ip-%s.%s" % (ip.replace(".", "-"), domain), ip
+    for attempt in range(64):
+        ip = private_ip(machine_name, zone, attempt)
+        name = "ip-%s.%s" % (ip.replace(".", "-"), domain)
+        if name not in taken:
+            return name, ip
+    raise RuntimeError("simulated subnet of %s has no free address" % zone)
+
+
+def machine_node_name(machine):
+    """The node name the Machine's instance registers: its InternalDNS address once provisioned."""
+    for address in (machine.get("status") or {}).get("addresses") or []:
+        if address.get("type") == "InternalDNS":
+            return address.get("address")
+    region, zone = placement(machine)
+    return node_name_for(name_of(machine), region, zone)[0]
 
 
 def node_resources(itype):
@@ -163,12 +182,15 @@ def machine_from_machineset(machineset, name=None):
     return {"apiVersion": apis.MACHINES.api_version, "kind": "Machine", "metadata": metadata, "spec": tspec}
 
 
-def provisioned_fields(machine):
-    """(metadata patch, spec patch, status patch) of a Machine whose instance is running."""
+def provisioned_fields(machine, taken=()):
+    """(metadata patch, spec patch, status patch) of a Machine whose instance is running.
+
+    ``taken``: node names in use (Nodes and other Machines' addresses).
+    """
     name = name_of(machine)
     region, zone = placement(machine)
     iid = instance_id(name)
-    node_name, ip = node_name_for(name, region, zone)
+    node_name, ip = node_name_for(name, region, zone, taken)
     itype = instance_type_name(machine)
     metadata = {
         "labels": {
@@ -208,7 +230,7 @@ def node_from_machine(machine, rhcos_build, mco_config=None):
     """The Node the kubelet + cloud node controller register for a provisioned Machine."""
     name = name_of(machine)
     region, zone = placement(machine)
-    node_name, _ignored = node_name_for(name, region, zone)
+    node_name = machine_node_name(machine)
     itype_name = instance_type_name(machine)
     itype = catalog.instance_type(itype_name)
     role = labels_of(machine).get(LABEL_ROLE, "worker")
@@ -473,6 +495,18 @@ class MachineController(Controller):
             return None
         return ((pool.get("spec") or {}).get("configuration") or {}).get("name")
 
+    def _names_in_use(self, machine):
+        """Node names held by Nodes or by other Machines' instances (EC2 never reuses a live address)."""
+        taken = set(name_of(n) for n in self.nodes.list())
+        for other in self.machines.list():
+            if name_of(other) != name_of(machine):
+                taken.update(
+                    a.get("address")
+                    for a in (other.get("status") or {}).get("addresses") or []
+                    if a.get("type") == "InternalDNS"
+                )
+        return taken
+
     def _phase_age(self, machine):
         return time.time() - (parse_rfc3339((machine.get("status") or {}).get("lastUpdated")) or 0)
 
@@ -506,7 +540,7 @@ class MachineController(Controller):
         if phase == "Provisioning":
             if wait > 0:
                 return wait
-            mpatch, spatch, status_patch = provisioned_fields(machine)
+            mpatch, spatch, status_patch = provisioned_fields(machine, self._names_in_use(machine))
             self.client.patch(apis.MACHINES, name, {"metadata": mpatch, "spec": spatch}, namespace)
             status_patch["phase"] = "Provisioned"
             self._status(machine, status_patch)

@@ -71,6 +71,20 @@ def test_node_from_machine_is_what_kubelet_and_ccm_register():
     assert machineapi.machineset_annotations(ms)["machine.openshift.io/GPU"] == "1"
 
 
+def test_a_new_instance_never_takes_an_address_in_use():
+    # A CI run once gave a GPU Machine the name of a seed worker: its nodeRef then
+    # pointed at that worker (no GPU labels), and deleting the Machine deleted it.
+    machine = machineapi.machine_from_machineset(seeded_set(instance_type="g4dn.xlarge"), "worker-fghij")
+    first = machineapi.provisioned_fields(machine)[2]["addresses"]
+    free = machineapi.provisioned_fields(machine, taken={first[1]["address"]})[2]["addresses"]
+    assert free[1]["address"] != first[1]["address"] and free[1]["type"] == "InternalDNS"
+    assert free[0]["address"].startswith("10.0.14") and free[1]["address"] == free[2]["address"]
+    # The Node registers under the address the Machine was given, not a fresh derivation.
+    machine["status"] = {"addresses": free}
+    node = machineapi.node_from_machine(machine, catalog.cluster_build())
+    assert node["metadata"]["name"] == free[1]["address"]
+
+
 def test_pick_for_deletion_priorities_and_policies():
     def machine(name, created, annotations=None, phase="Running", node=None):
         return {
