@@ -14,12 +14,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import condition_true
+
 
 def _pod_ready(pod):
-    for cond in (pod.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
-    return False
+    return condition_true(pod, "Ready")
 
 
 def _container_state(status):

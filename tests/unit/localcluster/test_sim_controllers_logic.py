@@ -78,7 +78,12 @@ def test_a_new_instance_never_takes_an_address_in_use():
     first = machineapi.provisioned_fields(machine)[2]["addresses"]
     free = machineapi.provisioned_fields(machine, taken={first[1]["address"]})[2]["addresses"]
     assert free[1]["address"] != first[1]["address"] and free[1]["type"] == "InternalDNS"
-    assert free[0]["address"].startswith("10.0.14") and free[1]["address"] == free[2]["address"]
+    assert 144 <= int(free[0]["address"].split(".")[2]) < 160  # still zone b's private subnet
+    assert (
+        free[1]["address"]
+        == free[2]["address"]
+        == "ip-%s.us-east-2.compute.internal" % free[0]["address"].replace(".", "-")
+    )
     # The Node registers under the address the Machine was given, not a fresh derivation.
     machine["status"] = {"addresses": free}
     node = machineapi.node_from_machine(machine, catalog.cluster_build())
