@@ -162,6 +162,22 @@ class Outage(object):
             )
 
 
+def read_until(read, done, seconds, interval, clock=None, pause=None):
+    """``read()`` again every ``interval`` seconds until ``done(value)`` or ``seconds`` passed; the last value.
+
+    For reads that settle within seconds by themselves (a pod its node controller marked, an endpoint the
+    EndpointSlice controller has yet to publish), not for waits on a user's timeout (``wait_backoff``).
+    """
+    clock = clock or time.monotonic
+    pause = pause or time.sleep
+    deadline = clock() + seconds
+    while True:
+        value = read()
+        if done(value) or clock() >= deadline:
+            return value
+        pause(interval)
+
+
 def wait_backoff(
     waiter, timeout, sleep, first=0.5, clock=None, pause=None, unreachable_limit=UNREACHABLE_SECONDS, **kwargs
 ):

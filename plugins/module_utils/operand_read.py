@@ -17,7 +17,7 @@ import time
 from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of, read_until
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
     SETTLE_SECONDS,
     operand_pod_states,
@@ -81,13 +81,14 @@ def _tail(core, pod, namespace, lines, container=None):
 def read_states(client, svc, namespace, selector, names, clock=time.monotonic, pause=time.sleep):
     """(pods, per-node states), read again every 2 s (up to SETTLE_SECONDS) while a pod is only settling."""
     resource = svc.find_resource("Pod", "v1", fail=True)
-    deadline = clock() + SETTLE_SECONDS
-    while True:
+
+    def read():
         pods = list_items(client, resource, namespace=namespace, label_selector=selector, param="selector")
-        states = operand_pod_states(pods, names)
-        if not any(s["settling"] for s in states) or clock() >= deadline:
-            return pods, states
-        pause(2)
+        return pods, operand_pod_states(pods, names)
+
+    return read_until(
+        read, lambda found: not any(s["settling"] for s in found[1]), SETTLE_SECONDS, 2, clock=clock, pause=pause
+    )
 
 
 def run(module, client, svc):
@@ -136,12 +137,9 @@ def endpoint_nodes(client, svc, namespace, service, ready_nodes, clock=time.mono
     """The nodes with a ready endpoint of ``service``, read again (up to ENDPOINT_SECONDS) while a node of
     ``ready_nodes`` (those with a ready pod) has none yet."""
     resource = svc.find_resource("EndpointSlice", "discovery.k8s.io/v1", fail=True)
-    deadline = clock() + ENDPOINT_SECONDS
-    while True:
-        slices = list_items(
-            client, resource, namespace=namespace, label_selector="kubernetes.io/service-name=" + service
-        )
-        nodes = ready_endpoint_nodes(slices)
-        if set(ready_nodes) <= set(nodes) or clock() >= deadline:
-            return nodes
-        pause(1)
+
+    def read():
+        label = "kubernetes.io/service-name=" + service
+        return ready_endpoint_nodes(list_items(client, resource, namespace=namespace, label_selector=label))
+
+    return read_until(read, lambda nodes: set(ready_nodes) <= set(nodes), ENDPOINT_SECONDS, 1, clock=clock, pause=pause)
