@@ -129,13 +129,15 @@ class SiteRun(object):
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            kill_tree(self.proc.pid)
             raise AssertionError("site.yml did not end within {0}s: {1}".format(timeout, self.text()[-1500:]))
 
     def kill(self):
-        """SIGKILL the whole run (ansible-playbook and its forked workers), as a lost controller node would."""
-        os.killpg(self.proc.pid, signal.SIGKILL)
+        """SIGKILL the whole run (ansible-playbook, its forked workers and the modules they run), as a lost
+        controller node would."""
+        left = kill_tree(self.proc.pid)
         self.proc.wait(60)
+        assert not left, "processes of the killed run still alive: {0}".format(left)
 
     def text(self):
         with open(self.stdout, "rb") as handle:
@@ -152,6 +154,59 @@ class SiteRun(object):
     @property
     def seconds(self):
         return time.time() - self.t0
+
+
+def _children():
+    """{parent pid: [pids]} of every process, from /proc."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/{0}/stat".format(entry)) as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def alive(pid):
+    try:
+        with open("/proc/{0}/stat".format(pid)) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def kill_tree(pid, timeout=10):
+    """SIGKILL ``pid`` and every process under it; the pids still alive after ``timeout`` seconds (none expected).
+
+    A signal to the run's process group is not enough: ansible-core's workers call setsid()
+    (WorkerProcess._detach), so a worker busy with a task, and the module it runs, would live on and could write
+    after the "kill"; an AWX job's container that is killed takes them all. Each process is stopped first, so that
+    none forks another while the tree is read."""
+    seen, todo = set(), [pid]
+    while todo:
+        for p in todo:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+            seen.add(p)
+        children = _children()  # read after the stops: a stopped process forks no child the read could miss
+        todo = sorted(set(c for p in seen for c in children.get(p, []) if c not in seen))
+    for p in seen:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        left = sorted(p for p in seen if p != pid and alive(p))
+        if not left:
+            return []
+        time.sleep(0.1)
+    return left
 
 
 def failure_of(result):
