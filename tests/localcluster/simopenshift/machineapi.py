@@ -122,11 +122,18 @@ def node_name_for(machine_name, region, zone, taken=()):
     raise RuntimeError("simulated subnet of %s has no free address" % zone)
 
 
-def machine_node_name(machine):
-    """The node name the Machine's instance registers: its InternalDNS address once provisioned."""
+def internal_dns(machine):
+    """The Machine's InternalDNS address (its node's name), or None before it is provisioned."""
     for address in (machine.get("status") or {}).get("addresses") or []:
         if address.get("type") == "InternalDNS":
             return address.get("address")
+    return None
+
+
+def machine_node_name(machine):
+    """The node name the Machine's instance registers: its InternalDNS address once provisioned."""
+    if internal_dns(machine):
+        return internal_dns(machine)
     region, zone = placement(machine)
     return node_name_for(name_of(machine), region, zone)[0]
 
@@ -499,12 +506,8 @@ class MachineController(Controller):
         """Node names held by Nodes or by other Machines' instances (EC2 never reuses a live address)."""
         taken = set(name_of(n) for n in self.nodes.list())
         for other in self.machines.list():
-            if name_of(other) != name_of(machine):
-                taken.update(
-                    a.get("address")
-                    for a in (other.get("status") or {}).get("addresses") or []
-                    if a.get("type") == "InternalDNS"
-                )
+            if name_of(other) != name_of(machine) and internal_dns(other):
+                taken.add(internal_dns(other))
         return taken
 
     def _phase_age(self, machine):
@@ -549,11 +552,7 @@ class MachineController(Controller):
             if wait > 0:
                 return wait
             fresh = self.client.get(apis.MACHINES, name, namespace)
-            node_name = [
-                a["address"]
-                for a in (fresh.get("status") or {}).get("addresses") or []
-                if a.get("type") == "InternalDNS"
-            ][0]
+            node_name = internal_dns(fresh)
             node = self.nodes.get(node_name) or self.client.get(NODES, node_name)
             if node is None:
                 labels = node_from_machine(fresh, catalog.cluster_build())["metadata"]["labels"]
