@@ -174,7 +174,34 @@ def pytest_testnodedown(node, error):
     EVENTS.extend(tuple(e) for e in (getattr(node, "workeroutput", None) or {}).get("gpuops_cluster_events", []))
 
 
+# Seconds (setup + call + teardown) per test file and per xdist worker, from the reports the controller gets: the
+# figures FILE_SECONDS below is set from, printed at the end of every run (CI's log included).
+FILE_TIMES, WORKER_TIMES = {}, {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    if "integration/" not in path:
+        return
+    FILE_TIMES[path] = FILE_TIMES.get(path, 0.0) + report.duration
+    gateway = getattr(getattr(report, "node", None), "gateway", None)
+    worker = getattr(gateway, "id", "main")
+    WORKER_TIMES[worker] = WORKER_TIMES.get(worker, 0.0) + report.duration
+
+
+def _file_times(terminalreporter):
+    if hasattr(terminalreporter.config, "workeroutput") or not FILE_TIMES:
+        return
+    terminalreporter.section("seconds per test file (setup, call and teardown) and per worker")
+    for path, seconds in sorted(FILE_TIMES.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line("{0:8.1f}  {1}".format(seconds, path))
+    terminalreporter.write_line(
+        "workers: " + ", ".join("{0} {1:.0f}s".format(w, s) for w, s in sorted(WORKER_TIMES.items()))
+    )
+
+
 def pytest_terminal_summary(terminalreporter):
+    _file_times(terminalreporter)
     if hasattr(terminalreporter.config, "workeroutput") or not EVENTS:
         return
     terminalreporter.section("local clusters: starts and resets between test files")
@@ -200,8 +227,8 @@ FILE_SECONDS = {
     "test_site_kubernetes.py": 210,
     "test_site_openshift_419.py": 210,
     "test_fleet.py": 220,
-    "test_faults_apiserver.py": 700,
-    "test_faults_kill.py": 650,
+    "test_faults_apiserver.py": 1050,
+    "test_faults_kill.py": 420,
     "test_faults_named.py": 300,
     "test_secrets.py": 150,
     "test_role_entitlement.py": 200,
