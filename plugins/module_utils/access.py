@@ -43,8 +43,9 @@ STATES = (
     "monitoring",
     "scheduling",
     "gpu_validation",
-    # gpuops_stack operator: the GPU Operator's own chart or bundle brings a much wider ClusterRole; the collection
-    # ships no rules for it (run that mode as a cluster admin).
+    # gpuops_stack operator. On OpenShift OLM installs the operator with its own identity (the bundle's ClusterRole is
+    # OLM's to grant): the installer needs only the OLM objects and the ClusterPolicy. On Kubernetes the Helm chart
+    # makes the operator's ClusterRoles and CRDs, which only a cluster admin may grant: no rules here.
     "gpu_operator",
     "ledger",
     "timeline",
@@ -99,8 +100,8 @@ RULES = (
     ),
     _rule(
         BOTH,
-        ("driver", "nfd", "entitlement", "monitoring", "scheduling", "ledger", "teardown"),
-        "create the GPU stack's and NFD's namespaces (and label them for monitoring); read tenant namespaces "
+        ("driver", "nfd", "entitlement", "monitoring", "scheduling", "gpu_operator", "ledger", "teardown"),
+        "create the GPU stack's, NFD's and the GPU Operator's namespaces (and label them for monitoring); read tenant namespaces "
         "(scheduling); teardown deletes the ones it made; grants: NFD's master watches namespaces (Kubernetes)",
         [""],
         ["namespaces"],
@@ -159,12 +160,22 @@ RULES = (
     ),
     _rule(
         BOTH,
-        ("device_plugin", "monitoring", "gpu_validation", "nfd", "ledger", "teardown"),
+        ("device_plugin", "monitoring", "gpu_validation", "nfd", "gpu_operator", "ledger", "teardown"),
         "the device plugin's sharing configs, the exporter's counters, the dashboards (monitoring), NFD's worker "
-        "config (Kubernetes) and the ledger's ConfigMap",
+        "config (Kubernetes), the GPU Operator's time-slicing and counters ConfigMaps and the ledger's ConfigMap",
         [""],
         ["configmaps"],
         APPLY,
+    ),
+    _rule(
+        BOTH,
+        ("preflight", "gpu_operator"),
+        "read the GPU Operator's ClusterPolicies: preflight stops where the operator manages the GPUs, the "
+        "gpu_operator state reads its own",
+        ["nvidia.com"],
+        ["clusterpolicies"],
+        ["get", "list"],
+        when="the GPU Operator's CRD is served",
     ),
     _rule(
         BOTH,
@@ -336,6 +347,24 @@ RULES = (
     ),
     _rule(
         OCP,
+        ("upgrade_preflight",),
+        "what OpenShift gates a minor upgrade on: the ClusterOperators' Upgradeable condition",
+        ["config.openshift.io"],
+        ["clusteroperators"],
+        ["list"],
+        when="upgrade_preflight.yml",
+    ),
+    _rule(
+        OCP,
+        ("upgrade_preflight",),
+        "the APIs the target release removes that are still requested (APIRequestCount)",
+        ["apiserver.openshift.io"],
+        ["apirequestcounts"],
+        ["list"],
+        when="upgrade_preflight.yml",
+    ),
+    _rule(
+        OCP,
         ("gpu_machineset", "ledger", "scheduling"),
         "find the worker MachineSets to clone and the GPU MachineSets made before",
         ["machine.openshift.io"],
@@ -430,35 +459,55 @@ RULES = (
     ),
     _rule(
         OCP,
-        ("nfd", "teardown"),
-        "install the NFD operator through OLM",
+        ("nfd", "gpu_operator", "teardown"),
+        "install the NFD operator and the GPU Operator through OLM",
         ["operators.coreos.com"],
         ["subscriptions", "operatorgroups"],
         APPLY,
     ),
     _rule(
         OCP,
-        ("nfd", "teardown"),
-        "read the NFD operator's ClusterServiceVersion (its alm-examples); teardown deletes it",
+        ("nfd", "gpu_operator", "teardown"),
+        "read the NFD operator's and the GPU Operator's ClusterServiceVersions (their alm-examples, their install "
+        "state); teardown deletes them",
         ["operators.coreos.com"],
         ["clusterserviceversions"],
         ["get", "list", "delete"],
     ),
     _rule(
         OCP,
-        ("nfd",),
-        "find the NFD operator's catalog and channel",
+        ("nfd", "gpu_operator"),
+        "find the NFD operator's and the GPU Operator's catalog and channel",
         ["operators.coreos.com"],
         ["catalogsources"],
         ["list"],
     ),
     _rule(
         OCP,
-        ("nfd",),
-        "find the NFD operator's package",
+        ("nfd", "gpu_operator"),
+        "find the NFD operator's and the GPU Operator's package (the channel's current CSV)",
         ["packages.operators.coreos.com"],
         ["packagemanifests"],
         ["list"],
+    ),
+    _rule(
+        OCP,
+        ("gpu_operator",),
+        "approve the InstallPlan that installs the pinned GPU Operator CSV (Manual approval), and no other",
+        ["operators.coreos.com"],
+        ["installplans"],
+        ["get", "list", "patch"],
+        when="gpuops_stack operator",
+    ),
+    _rule(
+        OCP,
+        ("gpu_operator", "teardown"),
+        "the GPU Operator's ClusterPolicy (from its CSV's alm-examples, with the collection's choices); teardown "
+        "deletes it, and the operator's garbage collection its operands",
+        ["nvidia.com"],
+        ["clusterpolicies"],
+        ["create", "patch", "delete"],
+        when="gpuops_stack operator",
     ),
     _rule(
         OCP,

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, task_results_of
+from rbac_checks import Installer, forbidden, requests_of
 from test_site import gpu_leftovers
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
@@ -47,18 +48,24 @@ def gpu_nodes(kube):
 
 
 def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube, tmp_path):
+    """Every run with only the least-privilege installer's token (playbooks/rbac.yml): OLM grants the operator's
+    own ClusterRole, so the installer needs only the OLM objects and the ClusterPolicy."""
+    from ansible_collections.gpuops.cluster.plugins.module_utils import access
+
     extra = dict(OPERATOR, gpuops_reports_dir=str(tmp_path))
+    installer = Installer(cluster, run_site)
+    env = installer.env
     try:
         # Check mode on a cluster without the operator: nothing written, and it says what it would subscribe to.
         mark = cluster.audit.mark()
-        out = run_site(cluster, extra_vars=extra, extra_args=["--check"])
+        out = run_site(cluster, extra_vars=extra, extra_args=["--check"], env=env)
         assert cluster.audit.writes_since(mark) == []
         notes = [r.get("msg", "") for name, r in task_results_of(out) if "Stop when the ClusterPolicy" in name]
         assert any(
             "would subscribe to gpu-operator-certified/v26.3 from certified-operators" in n for n in notes
         ), notes
 
-        out = run_site(cluster, extra_vars=extra)
+        out = run_site(cluster, extra_vars=extra, env=env)
         states = [s["state"] for s in json.load(open(os.path.join(str(tmp_path), "timeline.json")))["states"]]
         assert states == [
             "preflight", "gpu_machineset", "nfd", "gpu_operator", "monitoring", "scheduling", "gpu_validation"
@@ -98,11 +105,11 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
             n["metadata"]["name"] for n in nodes
         )
 
-        assert_rerun_writes_nothing(cluster, extra_vars=extra)
+        assert_rerun_writes_nothing(cluster, extra_vars=extra, env=env, user=installer.username)
 
         # Time-slicing through the ClusterPolicy: the ConfigMap, devicePlugin.config, and the GPUs advertised twice.
         before = {n["metadata"]["name"]: int(n["status"]["allocatable"]["nvidia.com/gpu"]) for n in nodes}
-        run_site(cluster, extra_vars=dict(extra, gpu_operator_time_slicing_replicas=2))
+        run_site(cluster, extra_vars=dict(extra, gpu_operator_time_slicing_replicas=2), env=env)
         policy = kube.get(apis.CLUSTERPOLICIES, "gpu-cluster-policy")
         assert policy["spec"]["devicePlugin"]["config"] == {"name": "time-slicing-config", "default": "any"}
 
@@ -116,15 +123,31 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
 
         # The manual stack refuses to run beside the operator, before any write.
         mark = cluster.audit.mark()
-        out = run_site(cluster, extra_vars={"gpuops_reports_dir": str(tmp_path)}, expect_rc=2)
+        out = run_site(cluster, extra_vars={"gpuops_reports_dir": str(tmp_path)}, expect_rc=2, env=env)
         assert "the NVIDIA GPU Operator already manages this cluster's GPUs" in first_failure(out)
         assert "gpuops_stack: operator" in first_failure(out)
         assert cluster.audit.writes_since(mark) == []
     finally:
-        run_site(cluster, playbook="teardown.yml", extra_vars=OPERATOR)
+        try:
+            run_site(cluster, playbook="teardown.yml", extra_vars=OPERATOR, env=env)
+        finally:
+            installer.remove()
     assert kube.get(apis.CLUSTERPOLICIES, "gpu-cluster-policy") is None
     wait_for(lambda: kube.get(NAMESPACES, NS) is None, 120, what="namespace %s gone" % NS)
     assert gpu_leftovers(cluster) == []
+    # No request refused by RBAC, and each rule only this mode needs was used.
+    events = installer.events()
+    assert events and forbidden(events) == []
+    requests = requests_of(events)
+    own = [r for r in access.rules_for("openshift") if set(r["states"]) <= {"gpu_operator", "teardown"}]
+    unused = [
+        r["why"]
+        for r in own
+        if not any(
+            access.allows(access.policy_rule(r), verb, group, res, name) for verb, group, res, name, _ns in requests
+        )
+    ]
+    assert own and unused == [], unused
 
 
 def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, kube):
