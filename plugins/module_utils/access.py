@@ -613,6 +613,22 @@ RULES = (
 
 SCOPES = ("cluster", "machine_api")
 
+# Checked before any write, never granted by playbooks/rbac.yml: what only a cluster admin holds. RBAC's escalation
+# prevention lets an identity create a ClusterRole only when it holds everything the role grants (or escalate on
+# clusterroles), and the GPU Operator's Helm chart creates the operator's ClusterRoles and CRDs.
+ADMIN_ONLY = (
+    _rule(
+        K8S,
+        ("gpu_operator",),
+        "the GPU Operator's Helm chart creates the operator's ClusterRoles (every permission they grant, which RBAC "
+        "lets only an identity that holds them all create) and its CRDs; run gpuops_stack operator on Kubernetes as a "
+        "cluster admin, or use the collection's own stack (gpuops_stack manual) with this identity",
+        ["*"],
+        ["*"],
+        ["*"],
+    ),
+)
+
 
 def rules_for(platform, states=None, scope=None):
     """The rules a run on ``platform`` needs for ``states`` (all when None), of one ``scope`` when given."""
@@ -794,6 +810,8 @@ def missing(needed, granted):
 
 def permission_text(verb, group, resource, name=None, namespace=None):
     """'create daemonsets.apps in namespace nvidia-gpu' / 'patch nodes (cluster-wide)'."""
+    if (verb, group, resource) == ("*", "*", "*"):
+        return "every verb on every resource (cluster-admin)"
     what = resource + ("." + group if group else "")
     if name:
         what += " named " + name
@@ -828,11 +846,15 @@ def describe_missing(found, platform, namespaces, identity=None):
             )
         )
     cluster_roles, role = role_names(platform)
+    grant = (
+        "Grant them: run playbooks/rbac.yml as a cluster admin (role gpuops.cluster.rbac: ClusterRoles {3}, Role {4} "
+        "in {5}), or add the rules to the role you bound."
+        if not any(rule in ADMIN_ONLY for rule, _lacking in found)
+        else "playbooks/rbac.yml does not grant cluster-admin: run this as a cluster admin."
+    )
     return (
-        "access: {0} lacks {1} permission(s) this run needs, checked before any write: {2}. Grant them: run "
-        "playbooks/rbac.yml as a cluster admin (role gpuops.cluster.rbac: ClusterRoles {3}, Role {4} in {5}), or "
-        "add the rules to the role you bound. preflight_check_access: false skips this check (for permissions "
-        "granted by Roles in other namespaces)."
+        "access: {0} lacks {1} permission(s) this run needs, checked before any write: {2}. " + grant + " "
+        "preflight_check_access: false skips this check (for permissions granted by Roles in other namespaces)."
     ).format(
         "the identity " + repr(identity) if identity else "the identity",
         sum(len(lacking) for _rule_, lacking in found),
@@ -916,6 +938,8 @@ def review(client, svc, platform, states, namespaces):
     found, notes = [], []
     for scope in SCOPES:
         needed = rules_for(platform, states, scope=scope)
+        if scope == "cluster":
+            needed += [r for r in ADMIN_ONLY if platform in r["platforms"] and set(states) & set(r["states"])]
         if not needed:
             continue
         namespace = namespaces[scope]

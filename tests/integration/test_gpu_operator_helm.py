@@ -23,6 +23,7 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, state_lines, task_results_of
+from rbac_checks import Installer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
@@ -211,3 +212,30 @@ def test_operator_chart_on_kubernetes_with_two_os_releases(k8s_cluster, chart_re
         check=True,
     )
     assert released.stdout.decode().split() == []
+
+
+def test_the_least_privilege_installer_is_refused_before_any_write_the_chart_needs_a_cluster_admin(
+    k8s_cluster, chart_repo, tmp_path
+):
+    """The chart creates the operator's ClusterRoles, which RBAC lets only an identity holding all they grant create:
+    preflight says so before any write, instead of a 403 at the chart after the namespace and ConfigMaps."""
+    helm, url = chart_repo
+    extra = {
+        "gpuops_stack": "operator",
+        "gpu_operator_helm_repo_url": url,
+        "gpu_operator_helm_binary": helm,
+        "gpuops_reports_dir": str(tmp_path),
+    }
+    installer = Installer(k8s_cluster, run_site)
+    try:
+        mark = k8s_cluster.audit.mark()
+        out = run_site(k8s_cluster, extra_vars=extra, env=installer.env, expect_rc=2)
+        msg = first_failure(out)
+        assert "lacks 1 permission(s) this run needs, checked before any write" in msg, msg
+        assert (
+            "every verb on every resource (cluster-admin) (needed by gpu_operator: the GPU Operator's Helm chart" in msg
+        )
+        assert "playbooks/rbac.yml does not grant cluster-admin: run this as a cluster admin." in msg
+        assert k8s_cluster.audit.writes_since(mark) == []
+    finally:
+        installer.remove()

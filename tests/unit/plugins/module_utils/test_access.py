@@ -126,6 +126,32 @@ def test_missing_names_each_permission_the_states_and_the_fix():
     assert access.missing(needed, [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]) == []
 
 
+def test_gpu_operator_mode_on_kubernetes_asks_for_a_cluster_admin_before_any_write(monkeypatch):
+    names = {"cluster": "gpu", "machine_api": "m"}
+
+    def holds(rules):
+        monkeypatch.setattr(access, "granted_rules", lambda client, svc, namespace: (rules, False, ""))
+
+    holds([access.policy_rule(r) for r in access.rules_for("kubernetes")])  # the installer of playbooks/rbac.yml
+    found, dummy = access.review(None, None, "kubernetes", ["preflight", "gpu_operator"], names)
+    assert [rule["resources"] for rule, dummy in found] == [("*",)]
+    msg = access.describe_missing(found, "kubernetes", names)
+    assert "every verb on every resource (cluster-admin) (needed by gpu_operator: the GPU Operator's Helm chart" in msg
+    assert msg.endswith("playbooks/rbac.yml does not grant cluster-admin: run this as a cluster admin. "
+                        "preflight_check_access: false skips this check (for permissions granted by Roles in other "
+                        "namespaces).")  # fmt: skip
+    # The collection's own stack needs no cluster admin, nor does OLM's install on OpenShift; a cluster admin has it.
+    assert access.review(None, None, "kubernetes", ["preflight", "driver"], names)[0] == []
+    holds([access.policy_rule(r) for r in access.rules_for("openshift")])
+    assert access.review(None, None, "openshift", ["preflight", "gpu_operator"], names)[0] == []
+    holds([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}])
+    assert access.review(None, None, "kubernetes", ["gpu_operator"], names)[0] == []
+    # playbooks/rbac.yml never grants it.
+    for platform in access.PLATFORMS:
+        rules = [r for o in access.manifests(platform, "ns", "sa") for r in o.get("rules") or []]
+        assert rules and not any("*" in r["verbs"] for r in rules)
+
+
 def test_rules_for_picks_platform_states_and_scope():
     ocp = access.rules_for("openshift", ["gpu_machineset"], scope="machine_api")
     assert {r["resources"] for r in ocp} == {("machinesets",), ("machines",), ("machineautoscalers",)}
