@@ -73,6 +73,18 @@ def unneeded_rules(rules, requests):
     ]
 
 
+def unused_rules(rules, requests):
+    """The ``why`` of each rule that allows none of ``requests`` (for rules only one path needs, which
+    ``unneeded_rules`` leaves out by their ``when``)."""
+    return [
+        r["why"]
+        for r in rules
+        if not any(
+            access.allows(access.policy_rule(r), verb, group, res, name) for verb, group, res, name, _ns in requests
+        )
+    ]
+
+
 def managed_roles(api, owner_label_value="rbac"):
     """The Roles and ClusterRoles the collection made for its operands (not its own installer roles)."""
     from kubernetes import client

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, task_results_of
-from rbac_checks import Installer, forbidden, requests_of
+from rbac_checks import Installer, forbidden, requests_of, unused_rules
 from test_site import gpu_leftovers
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
@@ -138,16 +138,8 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
     # No request refused by RBAC, and each rule only this mode needs was used.
     events = installer.events()
     assert events and forbidden(events) == []
-    requests = requests_of(events)
     own = [r for r in access.rules_for("openshift") if set(r["states"]) <= {"gpu_operator", "teardown"}]
-    unused = [
-        r["why"]
-        for r in own
-        if not any(
-            access.allows(access.policy_rule(r), verb, group, res, name) for verb, group, res, name, _ns in requests
-        )
-    ]
-    assert own and unused == [], unused
+    assert own and unused_rules(own, requests_of(events)) == []
 
 
 def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, kube):
