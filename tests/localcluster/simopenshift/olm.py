@@ -143,6 +143,49 @@ def gpu_operator_bundle(ocp):
 NFD_BUILD_STAMP = "202406241406"
 
 
+# The CRDs the NFD operator's CSV owns (spec.customresourcedefinitions.owned of openshift/cluster-nfd-operator
+# manifests/stable/manifests/nfd.clusterserviceversion.yaml), by the first OpenShift minor of each layout: release-4.14
+# (a62d778a); 4.15 (1e57eb5f) and 4.16 (1536f9ef); 4.17 (dbf6216e) and 4.18 (77ae50bf); 4.19 (1e26db6f), 4.20 and 4.21,
+# which add upstream's group nfd.k8s-sigs.io. OLM creates them when it installs the CSV (crds/olm-owned, verbatim).
+NFD_OWNED_CRDS = (
+    ((4, 14), ("nodefeaturediscoveries.nfd.openshift.io", "nodefeaturerules.nfd.openshift.io")),
+    (
+        (4, 15),
+        (
+            "nodefeaturediscoveries.nfd.openshift.io",
+            "nodefeaturerules.nfd.openshift.io",
+            "nodefeatures.nfd.openshift.io",
+        ),
+    ),
+    (
+        (4, 17),
+        (
+            "nodefeaturediscoveries.nfd.openshift.io",
+            "nodefeaturegroups.nfd.openshift.io",
+            "nodefeaturerules.nfd.openshift.io",
+            "nodefeatures.nfd.openshift.io",
+        ),
+    ),
+    (
+        (4, 19),
+        (
+            "nodefeaturediscoveries.nfd.openshift.io",
+            "nodefeaturegroups.nfd.k8s-sigs.io",
+            "nodefeaturerules.nfd.k8s-sigs.io",
+            "nodefeaturerules.nfd.openshift.io",
+            "nodefeatures.nfd.k8s-sigs.io",
+            "nodefeatures.nfd.openshift.io",
+        ),
+    ),
+)
+
+
+def nfd_owned_crds(ocp):
+    """The CRDs the NFD operator of OpenShift ``ocp`` owns (the layout of the newest release at or before it)."""
+    layouts = [crds for first, crds in NFD_OWNED_CRDS if first <= _minor(ocp)] or [NFD_OWNED_CRDS[0][1]]
+    return list(layouts[-1])
+
+
 def package(package_name, ocp=None):
     """The package the catalogs offer on an OpenShift minor (default: this process's release), or None."""
     pkg = PACKAGES.get(package_name)
@@ -159,9 +202,12 @@ def package(package_name, ocp=None):
         pkg["deployment"]["env"] = bundle["operatorEnv"]
         pkg["almExamples"] = bundle["almExamples"]
         return pkg
-    if package_name != "nfd" or pkg is None or ocp == catalog.DEFAULT_OPENSHIFT_VERSION:
+    if package_name != "nfd" or pkg is None:
         return pkg
     pkg = copy.deepcopy(pkg)
+    pkg["ownedCRDs"] = nfd_owned_crds(ocp)
+    if ocp == catalog.DEFAULT_OPENSHIFT_VERSION:
+        return pkg
     pkg["version"] = "%s.0-%s" % (ocp, NFD_BUILD_STAMP)
     pkg["channels"] = {"stable": "nfd.%s" % pkg["version"]}
     pkg["deployment"]["image"] = re.sub(r":v\d+\.\d+$", ":v" + ocp, pkg["deployment"]["image"])

@@ -132,7 +132,7 @@ def test_crd_files_are_single_documents_named_after_the_crd():
     from simopenshift import install
 
     paths = glob.glob(os.path.join(install.CRD_DIR, "*.yaml")) + glob.glob(os.path.join(install.CRD_DIR, "*", "*.yaml"))
-    assert len(paths) == 26
+    assert len(paths) == 32
     for path in paths:
         with open(path) as handle:
             docs = [d for d in yaml.safe_load_all(handle) if d]

@@ -70,3 +70,38 @@ def test_gpu_operator_csv_carries_the_real_bundles_examples_per_openshift_minor(
         env = {e["name"]: e["value"] for e in pkg["deployment"]["env"]}
         assert env["DRIVER_IMAGE"].startswith("nvcr.io/nvidia/driver@sha256:")
         assert env["VALIDATOR_IMAGE"] == "nvcr.io/nvidia/gpu-operator:v" + csv.split(".v", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "ocp, k8s_sigs, openshift_io",
+    [
+        ("4.14", [], ["nodefeaturediscoveries", "nodefeaturerules"]),
+        ("4.16", [], ["nodefeaturediscoveries", "nodefeaturerules", "nodefeatures"]),
+        ("4.18", [], ["nodefeaturediscoveries", "nodefeaturegroups", "nodefeaturerules", "nodefeatures"]),
+        (
+            "4.19",
+            ["nodefeaturegroups", "nodefeaturerules", "nodefeatures"],
+            ["nodefeaturediscoveries", "nodefeaturerules", "nodefeatures"],
+        ),
+        (
+            "4.21",
+            ["nodefeaturegroups", "nodefeaturerules", "nodefeatures"],
+            ["nodefeaturediscoveries", "nodefeaturerules", "nodefeatures"],
+        ),
+    ],
+)
+def test_the_nfd_operator_owns_the_crds_of_its_minor_each_from_its_file(ocp, k8s_sigs, openshift_io):
+    # From 4.19 the NFD operator serves upstream's nfd.k8s-sigs.io NodeFeatureRule (the collection's ledger lists it).
+    import glob
+    import os
+
+    import yaml
+
+    owned = olm.package("nfd", ocp)["ownedCRDs"]
+    assert sorted(c.split(".")[0] for c in owned if c.endswith(".nfd.k8s-sigs.io")) == k8s_sigs
+    assert sorted(c.split(".")[0] for c in owned if c.endswith(".nfd.openshift.io")) == openshift_io
+    files = {}
+    for path in glob.glob(os.path.join(olm.OWNED_CRD_DIR, "*.yaml")):
+        with open(path) as handle:
+            files[yaml.safe_load(handle)["metadata"]["name"]] = path
+    assert all(c in files or c == "nodefeaturediscoveries.nfd.openshift.io" for c in owned), set(owned) - set(files)
