@@ -57,9 +57,33 @@ def granted_requests(roles):
     return out
 
 
-def unneeded_rules(rules, requests):
+# The paths only some runs take (the ``when`` of access's rules), each named by the test that takes it: its
+# installer then proves each of the path's rules needed. tests/unit/plugins/module_utils/test_access.py checks that
+# every ``when`` is in one of these, and that each of these is named by an integration test.
+ENTITLEMENT = (
+    "entitlement build mode",
+    "entitlement build mode (OpenShift before 4.9, or driver_build_mode: entitlement)",
+)
+DRIVER_ROLLOUT = ("a driver rollout (a new driver version, image or kernel)",)
+EVICTION = ("a driver rollout on a node that runs GPU pods",)
+OPENSHIFT_ALWAYS = (
+    "the Prometheus Operator's CRDs are served (always on OpenShift)",
+    "the NFD operator serves NodeFeatureRule (nfd.k8s-sigs.io)",
+)
+AUTOSCALING = (
+    "gpu_machineset_autoscaling",
+    "gpu_machineset_autoscaling on a cluster without a ClusterAutoscaler",
+)
+UPGRADE_PREFLIGHT = ("upgrade_preflight.yml",)
+GPU_OPERATOR = ("gpuops_stack operator", "the GPU Operator's CRD is served")
+PATHS = ENTITLEMENT + DRIVER_ROLLOUT + EVICTION + OPENSHIFT_ALWAYS + AUTOSCALING + UPGRADE_PREFLIGHT + GPU_OPERATOR
+
+
+def unneeded_rules(rules, requests, paths=()):
     """The installer's rules that no request needs: each needed rule allows some request no other rule allows.
-    Returns [(rule, reason)]; rules of a path the run did not take (``when``) are left out."""
+    Returns [(rule, reason)]; rules of a path the run did not take (a ``when`` not in ``paths``) are left out."""
+    unknown = set(paths) - set(PATHS)
+    assert not unknown, "not a path of access's rules: {0}".format(sorted(unknown))
     policies = [access.policy_rule(r) for r in rules]
     needed = set()
     for verb, group, resource, name, _namespace in requests:
@@ -69,7 +93,7 @@ def unneeded_rules(rules, requests):
     return [
         (rules[i], "no request needed it alone")
         for i in range(len(rules))
-        if i not in needed and not rules[i].get("when")
+        if i not in needed and (not rules[i].get("when") or rules[i]["when"] in paths)
     ]
 
 
@@ -147,14 +171,19 @@ class Installer(object):
         """The roles the collection gave its operands, while they are there (before a teardown)."""
         self.granted.extend(managed_roles(self.cluster.api))
 
-    def assert_least_privilege(self, platform):
+    def assert_least_privilege(self, platform, paths=(), only_paths=False):
         """Not one request refused by RBAC, and every rule of the installer needed: some request of this identity
-        (or some rule it granted) that no other of its rules allows."""
+        (or some rule it granted) that no other of its rules allows, so that removing the rule fails the run. The
+        rules of ``paths`` (see PATHS) too, which the run took; with ``only_paths``, only those (a run that took a
+        path but not every state)."""
         events = self.events()
         assert events, "no request of {0} in the audit log".format(self.username)
         assert forbidden(events) == []
-        unneeded = unneeded_rules(access.rules_for(platform), requests_of(events) | granted_requests(self.granted))
-        assert unneeded == [], [(r["resources"], r["verbs"], r["why"]) for r, _why in unneeded]
+        requests = requests_of(events) | granted_requests(self.granted)
+        unneeded = unneeded_rules(access.rules_for(platform), requests, paths)
+        if only_paths:
+            unneeded = [(r, why) for r, why in unneeded if r.get("when") in paths]
+        assert unneeded == [], [(r["resources"], r["verbs"], r.get("when"), r["why"]) for r, _why in unneeded]
 
     def remove(self):
         self.run_site(self.cluster, playbook="rbac.yml", extra_vars={"rbac_state": "absent"})

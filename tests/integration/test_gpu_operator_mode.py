@@ -16,7 +16,7 @@ import sys
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, task_results_of
-from rbac_checks import Installer, forbidden, requests_of, unused_rules
+from rbac_checks import GPU_OPERATOR, Installer, forbidden, requests_of, unused_rules
 from test_site import gpu_leftovers
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
@@ -140,6 +140,8 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
     assert events and forbidden(events) == []
     own = [r for r in access.rules_for("openshift") if set(r["states"]) <= {"gpu_operator", "teardown"}]
     assert own and unused_rules(own, requests_of(events)) == []
+    # and the rules marked for this mode each allowed some request no other rule does (removing one fails the run).
+    installer.assert_least_privilege("openshift", paths=GPU_OPERATOR, only_paths=True)
 
 
 def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, kube):

@@ -22,7 +22,7 @@ import pytest
 from awx_job import dump, run_job
 from conftest import run_site
 from kubernetes import client
-from rbac_checks import Installer, forbidden
+from rbac_checks import ENTITLEMENT, Installer, forbidden
 from secrets_checks import make_pem, pull_secret, secret_forms
 
 pytestmark = pytest.mark.integration
@@ -82,6 +82,8 @@ def test_no_secret_in_output_events_artifacts_reports_or_archives(cluster, tmp_p
     finally:
         core.patch_namespaced_secret("pull-secret", "openshift-config", {"data": original.data})
         installer.remove()
+    # Each rule only the entitlement path needs allowed some request no other rule does.
+    installer.assert_least_privilege("openshift", paths=ENTITLEMENT, only_paths=True)
 
     shown = {"site job": site.everything_shown(), "diagnose job": diag.everything_shown()}
     shown.update(texts_under(reports))

@@ -16,7 +16,8 @@ import os
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, state_lines
-from rbac_checks import Installer
+from rbac_checks import DRIVER_ROLLOUT, EVICTION, Installer
+from waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +99,8 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             run_site(k8s_cluster, playbook="teardown.yml", env=as_installer)
         finally:
             installer.remove()
-    installer.assert_least_privilege("kubernetes")
+    # The driver rollout's rules too (the upgrade above took that path, evicting a GPU job on each node).
+    installer.assert_least_privilege("kubernetes", paths=DRIVER_ROLLOUT + EVICTION)
     # Back to bare GPU nodes: no NFD label, no GPU resource, no taint of ours.
     for n in core.list_node().items:
         if n.metadata.name in [g.metadata.name for g in gpu_nodes]:
@@ -108,37 +110,89 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             )
 
 
+def gpu_job(core, namespace, node):
+    """A GPU job (a pod holding the node's GPU, as a training job's does) that runs until it is deleted."""
+    name = "train-" + node.rsplit("-", 1)[-1]
+    core.create_namespaced_pod(
+        namespace,
+        {
+            "metadata": {"name": name, "labels": {"app": "train"}},
+            "spec": {
+                "restartPolicy": "Never",
+                "nodeSelector": {"kubernetes.io/hostname": node},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [
+                    {
+                        "name": "train",
+                        "image": "nvcr.io/nvidia/pytorch:25.01-py3",
+                        "command": ["sleep", "infinity"],
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                    }
+                ],
+            },
+        },
+    )
+    return name
+
+
 def check_driver_upgrade(cluster, core, gpu_nodes, extra, as_installer, user):
-    """A new driver_version: site.yml rolls it onto both GPU nodes (one DaemonSet per kernel), one node at a time,
-    each validated before it serves again; then a re-run writes nothing."""
-    before = dict(
-        (p.spec.node_name, p)
-        for p in core.list_namespaced_pod(
-            "nvidia-gpu-driver", label_selector="app.kubernetes.io/component=nvidia-driver"
-        ).items
+    """A new driver_version while a GPU job runs on each GPU node: site.yml evicts the jobs and rolls the driver onto
+    both GPU nodes (one DaemonSet per kernel), one node at a time, each validated before it serves again; then a
+    re-run writes nothing."""
+    jobs_ns = "train-jobs"
+    core.create_namespace({"metadata": {"name": jobs_ns}})
+    jobs = [gpu_job(core, jobs_ns, n.metadata.name) for n in gpu_nodes]
+    wait_until(
+        lambda: all(core.read_namespaced_pod(j, jobs_ns).status.phase == "Running" for j in jobs),
+        60,
+        what="the GPU jobs Running",
     )
-    newer = dict(extra, driver_version="580.95.05")
-    out = run_site(cluster, extra_vars=newer, env=as_installer)
-    lines = state_lines(out)
-    assert any(line.startswith("ledger: runs driver") for line in lines), lines
-    # The rollout's table: one row per GPU node, the runtime-compiled image of the new version.
-    table = [line.split() for line in lines if line.startswith("gpu-") and " upgraded " in line]
-    assert sorted(row[0] for row in table) == sorted(n.metadata.name for n in gpu_nodes), lines
-    assert all(row[2].startswith("595.91.07-ubuntu") and row[3].startswith("580.95.05-ubuntu") for row in table), table
-    after = dict(
-        (p.spec.node_name, p)
-        for p in core.list_namespaced_pod(
-            "nvidia-gpu-driver", label_selector="app.kubernetes.io/component=nvidia-driver"
-        ).items
-    )
-    for n in gpu_nodes:
-        name = n.metadata.name
-        pod = after[name]
-        assert pod.metadata.uid != before[name].metadata.uid
-        assert pod.spec.containers[0].image.startswith("nvcr.io/nvidia/driver:580.95.05-ubuntu"), pod.spec.containers[
-            0
-        ].image
-        assert pod.status.container_statuses[0].restart_count == 0  # no GPU client held the old driver
-        node = core.read_node(name)
-        assert not node.spec.unschedulable and "gpuops.cluster/driver-upgrade" not in (node.metadata.labels or {})
+    try:
+        mark = cluster.audit.mark()
+        before = dict(
+            (p.spec.node_name, p)
+            for p in core.list_namespaced_pod(
+                "nvidia-gpu-driver", label_selector="app.kubernetes.io/component=nvidia-driver"
+            ).items
+        )
+        newer = dict(extra, driver_version="580.95.05")
+        out = run_site(cluster, extra_vars=newer, env=as_installer)
+        lines = state_lines(out)
+        assert any(line.startswith("ledger: runs driver") for line in lines), lines
+        # The rollout's table: one row per GPU node, the runtime-compiled image of the new version.
+        table = [line.split() for line in lines if line.startswith("gpu-") and " upgraded " in line]
+        assert sorted(row[0] for row in table) == sorted(n.metadata.name for n in gpu_nodes), lines
+        assert all(
+            row[2].startswith("595.91.07-ubuntu") and row[3].startswith("580.95.05-ubuntu") for row in table
+        ), table
+        after = dict(
+            (p.spec.node_name, p)
+            for p in core.list_namespaced_pod(
+                "nvidia-gpu-driver", label_selector="app.kubernetes.io/component=nvidia-driver"
+            ).items
+        )
+        for n in gpu_nodes:
+            name = n.metadata.name
+            pod = after[name]
+            assert pod.metadata.uid != before[name].metadata.uid
+            assert pod.spec.containers[0].image.startswith(
+                "nvcr.io/nvidia/driver:580.95.05-ubuntu"
+            ), pod.spec.containers[0].image
+            assert pod.status.container_statuses[0].restart_count == 0  # no GPU client held the old driver
+            node = core.read_node(name)
+            assert not node.spec.unschedulable and "gpuops.cluster/driver-upgrade" not in (node.metadata.labels or {})
+        # Each job left through the Eviction API (its PodDisruptionBudgets would have had their say), by the installer.
+        evicted = sorted(
+            set(
+                (ev.get("objectRef") or {}).get("name")
+                for ev in cluster.audit.events_since(mark)
+                if ev.get("verb") == "create"
+                and (ev.get("objectRef") or {}).get("subresource") == "eviction"
+                and (ev.get("user") or {}).get("username") == user
+                and (ev.get("responseStatus") or {}).get("code") in (200, 201)
+            )
+        )
+        assert evicted == sorted(jobs), evicted
+    finally:
+        core.delete_namespace(jobs_ns)
     assert_rerun_writes_nothing(cluster, extra_vars=newer, env=as_installer, user=user)

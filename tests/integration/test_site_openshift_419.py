@@ -21,8 +21,8 @@ import os
 
 import pytest
 from awx_job import dump, run_job
-from conftest import assert_rerun_writes_nothing, run_site
-from rbac_checks import Installer
+from conftest import assert_rerun_writes_nothing, run_site, state_lines
+from rbac_checks import AUTOSCALING, DRIVER_ROLLOUT, OPENSHIFT_ALWAYS, Installer
 from test_site import STATES, STEPS, gpu_leftovers
 
 pytestmark = pytest.mark.integration
@@ -37,9 +37,15 @@ def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path, monke
     apps = client.AppsV1Api(cluster.api)
     core = client.CoreV1Api(cluster.api)
     reports = str(tmp_path)
-    # The survey's answers (strings, as the re-runs give them with -e: the ledger digests what a run is given) and
-    # the job template's extra vars.
-    extra = {"gpuops_stack": "manual", "driver_version": "595.91.07", "gpuops_reports_dir": reports}
+    # The survey's answers (strings, as the re-runs give them with -e: the ledger digests what a run is given),
+    # the job template's extra vars; the GPU MachineSet with its MachineAutoscaler and the ClusterAutoscaler).
+    extra = {
+        "gpuops_stack": "manual",
+        "driver_version": "595.91.07",
+        "gpuops_reports_dir": reports,
+        "gpu_machineset_autoscaling": "true",
+        "gpu_machineset_cluster_autoscaler": "true",
+    }
     installer = Installer(cluster, run_site)
     as_installer = installer.env
     monkeypatch.delenv("K8S_AUTH_KUBECONFIG", raising=False)  # the job has the credential's variables only
@@ -54,6 +60,7 @@ def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path, monke
         ]
         platform = [f["preflight_platform"] for f in facts if "preflight_platform" in f][0]
         assert platform["openshift_version"].startswith("4.19"), platform
+        assert len(autoscalers(cluster)) == 2, autoscalers(cluster)  # the MachineAutoscaler and the ClusterAutoscaler
         shown = job.everything_shown()
         assert len(shown) > 10000 and installer.token not in shown
         artifacts = job.artifacts()
@@ -90,10 +97,51 @@ def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path, monke
         assert sorted(n["node"] for n in burned) == gpu_nodes, burned
         assert all(n["checks"]["burnin"]["status"] == "pass" for n in burned), [n["checks"] for n in burned]
         run_site(cluster, playbook="diagnose.yml", extra_vars=extra, env=as_installer)
+        check_driver_upgrade(cluster, gpu_nodes, extra, as_installer, installer.username)
     finally:
         try:
             run_site(cluster, playbook="teardown.yml", env=as_installer)
         finally:
             installer.remove()
     assert gpu_leftovers(cluster) == []
-    installer.assert_least_privilege("openshift")
+    assert autoscalers(cluster) == []
+    # The paths this run took too: OpenShift's (ServiceMonitors, NodeFeatureRules), the autoscaling objects and the
+    # driver rollout.
+    installer.assert_least_privilege("openshift", paths=OPENSHIFT_ALWAYS + AUTOSCALING + DRIVER_ROLLOUT)
+
+
+def autoscalers(cluster):
+    """The MachineAutoscalers of the GPU MachineSets and the ClusterAutoscaler (teardown removes them)."""
+    from kubernetes import client
+
+    custom = client.CustomObjectsApi(cluster.api)
+    group = "autoscaling.openshift.io"
+    out = [
+        m["metadata"]["name"]
+        for m in custom.list_namespaced_custom_object(group, "v1beta1", "openshift-machine-api", "machineautoscalers")[
+            "items"
+        ]
+    ]
+    return out + [
+        c["metadata"]["name"] for c in custom.list_cluster_custom_object(group, "v1", "clusterautoscalers")["items"]
+    ]
+
+
+def check_driver_upgrade(cluster, gpu_nodes, extra, as_installer, user):
+    """A new driver_version on OpenShift, as the installer: a new image for each kernel (the Driver Toolkit's build),
+    rolled onto the GPU nodes one at a time, each validated before it serves again; then a re-run writes nothing."""
+    from kubernetes import client
+
+    apps = client.AppsV1Api(cluster.api)
+    newer = dict(extra, driver_version="580.95.05")
+    out = run_site(cluster, extra_vars=newer, env=as_installer)
+    lines = state_lines(out)
+    assert any(line.startswith("ledger: runs driver") for line in lines), lines
+    table = [line.split() for line in lines if " upgraded " in line and line.split()[0] in gpu_nodes]
+    assert sorted(row[0] for row in table) == gpu_nodes, lines
+    assert all("595.91.07" in row[2] and "580.95.05" in row[3] for row in table), table
+    drivers = apps.list_namespaced_daemon_set(NS, label_selector="app.kubernetes.io/component=nvidia-driver").items
+    images = [d.spec.template.spec.containers[0].image for d in drivers]
+    assert drivers and all("580.95.05" in i and i.endswith("-rhel9.6") for i in images), images
+    assert all(d.status.number_ready == d.status.desired_number_scheduled >= 1 for d in drivers), images
+    assert_rerun_writes_nothing(cluster, extra_vars=newer, env=as_installer, user=user)

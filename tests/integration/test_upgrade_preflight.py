@@ -22,7 +22,7 @@ import uuid
 
 import pytest
 from conftest import failed_message, run_site, state_lines
-from rbac_checks import Installer, forbidden
+from rbac_checks import UPGRADE_PREFLIGHT, Installer, forbidden
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
@@ -132,6 +132,8 @@ def test_offered_update_is_built_for_then_go_and_a_rerun_writes_nothing(cluster,
         assert installer.events() and forbidden(installer.events()) == []
     finally:
         installer.remove()
+    # Each rule only upgrade_preflight.yml needs allowed some request no other rule does.
+    installer.assert_least_privilege("openshift", paths=UPGRADE_PREFLIGHT, only_paths=True)
     (row,) = table_rows(out)
     assert row[:6] == [TARGET, "worker", "1", NEW_KERNEL, "ready", "GO"], row
     assert "operands: GPU Operator v26.7.0 operands are certified for OpenShift 4.18-4.22, not 4.17.0" in row[6]

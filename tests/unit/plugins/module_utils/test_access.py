@@ -203,3 +203,28 @@ def test_every_state_of_site_yml_is_a_state_the_check_knows():
     for states in stacks.values():
         assert set(states) <= set(access.STATES), set(states) - set(access.STATES)
     assert access_review.argument_spec()["states"]["choices"] == list(access.STATES)
+
+
+def test_every_path_a_rule_is_marked_for_is_taken_by_an_integration_test_that_proves_its_rules_needed():
+    # A rule marked ``when`` is left out of the integration tests' "every rule needed" check unless a test names the
+    # path it took (rbac_checks.PATHS): each path is in one named tuple, and each tuple is named by a test's
+    # assert_least_privilege(paths=...), whose installer then proves each rule of the path needed alone.
+    import glob
+    import importlib.util
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))
+    integration = os.path.join(root, "tests", "integration")
+    spec = importlib.util.spec_from_file_location("rbac_checks", os.path.join(integration, "rbac_checks.py"))
+    checks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checks)
+    assert set(checks.PATHS) == set(r["when"] for r in access.RULES if r.get("when"))
+    named = set()
+    for path in glob.glob(os.path.join(integration, "test_*.py")):
+        with open(path) as f:
+            for call in re.findall(r"assert_least_privilege\([^)]*?\bpaths=([^,)]+)", f.read()):
+                named.update(re.findall(r"[A-Z][A-Z_]+", call))
+    tuples = dict((k, v) for k, v in vars(checks).items() if k.isupper() and isinstance(v, tuple) and k != "PATHS")
+    assert set(tuples) <= named, sorted(set(tuples) - named)
+    assert set(checks.PATHS) == set(p for k in named for p in tuples.get(k, ())), "a path no test takes"
