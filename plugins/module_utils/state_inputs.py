@@ -43,6 +43,9 @@ RUN_CONTROL = frozenset(
         "gpuops_validate_certs",
     ]
 )
+# How patient a state is (its waits), not what it makes: raising a timeout after a slow run must not re-run the state
+# and rewrite the ledger (a fleet job re-run with a longer driver wait reported a change on every cluster).
+PATIENCE_SUFFIXES = ("_wait_timeout", "_wait_sleep", "_build_timeout", "_drain_timeout", "_test_timeout")
 # What of the collection a state's behaviour comes from (an upgrade, or a local edit, re-runs every state).
 CONTENT = ("roles", "plugins", "playbooks", "meta", "galaxy.yml", "MANIFEST.json")
 _content = []
@@ -79,7 +82,11 @@ def digest(value):
 
 def inputs_of(state, variables, content):
     prefixes = ("gpuops_", state + "_")
-    mine = dict((k, v) for k, v in variables.items() if k.startswith(prefixes) and k not in RUN_CONTROL)
+    mine = dict(
+        (k, v)
+        for k, v in variables.items()
+        if k.startswith(prefixes) and k not in RUN_CONTROL and not k.endswith(PATIENCE_SUFFIXES)
+    )
     return digest({"content": content, "vars": mine})
 
 

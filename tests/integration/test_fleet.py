@@ -146,3 +146,18 @@ def test_site_over_three_clusters_at_once_one_failing(cluster, k8s_cluster, tmp_
         assert sorted(result["stats"]) == ["k8s-lab"]
         report = json.loads((tmp_path / "reports" / "k8s-lab" / "gpu-validation.json").read_text())
         assert sorted(n["node"] for n in report["nodes"]) == gpu_nodes_of(lab.api)
+
+        # The whole fleet again, as a scheduled job runs it, with the longer driver wait for all: every cluster
+        # converged, nothing changed (a wait is not what a state makes: no state re-runs for it), and not one write
+        # in any of the three clusters' audit logs.
+        marks = [
+            (name, c, c.audit.mark())
+            for name, c in (("ocp-east", cluster), ("k8s-west", k8s_cluster), ("k8s-lab", lab))
+        ]
+        rc, text, result = run_fleet(tmp_path, inventory, ["-e", "driver_wait_timeout=300"])
+        assert rc == 0, text[-3000:]
+        assert sorted(result["stats"]) == ["k8s-lab", "k8s-west", "ocp-east"]
+        assert all(s["changed"] == 0 and s["failures"] == 0 for s in result["stats"].values()), result["stats"]
+        assert summary_of(result)[-1] == "3 cluster(s): 3 converged, 0 failed", summary_of(result)
+        for name, c, mark in marks:
+            assert c.audit.writes_since(mark) == [], name

@@ -32,6 +32,22 @@ def test_steering_the_run_changes_no_digest():
     assert state_inputs(["driver"], steered) == state_inputs(["driver"], base)
 
 
+def test_a_state_s_patience_changes_no_digest_what_it_makes_does():
+    base = {"driver_version": "570", "driver_wait_timeout": 600, "driver_upgrade_delete_after_timeout": False}
+    patient = dict(base, driver_wait_timeout=1200, driver_build_timeout=3600, driver_upgrade_drain_timeout=900)
+    assert state_inputs(["driver"], patient) == state_inputs(["driver"], base)
+    nfd = {"nfd_wait_timeout": 120, "nfd_wait_sleep": 5, "nfd_version": "v0.19.0"}
+    assert state_inputs(["nfd"], dict(nfd, nfd_wait_sleep=2)) == state_inputs(["nfd"], nfd)
+    # A policy (delete what a drain leaves) and an image are what the state does: they count.
+    assert state_inputs(["driver"], dict(base, driver_upgrade_delete_after_timeout=True)) != state_inputs(
+        ["driver"], base
+    )
+    plugin = {"device_plugin_wait_image": "a:1"}
+    assert state_inputs(["device_plugin"], {"device_plugin_wait_image": "a:2"}) != state_inputs(
+        ["device_plugin"], plugin
+    )
+
+
 def test_the_collection_files_are_in_the_digest(tmp_path):
     (tmp_path / "roles" / "driver").mkdir(parents=True)
     (tmp_path / "roles" / "driver" / "defaults.yml").write_text("driver_version: '570'\n")
