@@ -308,6 +308,33 @@ def allocatable(core, name):
     return int((node.status.allocatable or {}).get("nvidia.com/gpu", "0") or 0)
 
 
+def gpu_job(core, namespace, node, name=None, labels=None):
+    """A GPU job on ``node`` that runs on until it is deleted (restartPolicy Never, like a Job's pod), holding one GPU
+    as a training job's pod does; returns its name once it is Running."""
+    name = name or "train-" + node.rsplit("-", 1)[-1]
+    core.create_namespaced_pod(
+        namespace,
+        {
+            "metadata": {"name": name, "labels": dict({"app": "train"}, **(labels or {}))},
+            "spec": {
+                "restartPolicy": "Never",
+                "nodeSelector": {"kubernetes.io/hostname": node},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [
+                    {
+                        "name": "train",
+                        "image": "nvcr.io/nvidia/pytorch:25.01-py3",
+                        "command": ["sleep", "infinity"],
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                    }
+                ],
+            },
+        },
+    )
+    wait_until(lambda: core.read_namespaced_pod(name, namespace).status.phase == "Running", 60, what=name + " Running")
+    return name
+
+
 def make_namespace(api_client, prefix="gv"):
     core = client.CoreV1Api(api_client)
     name = "{0}-{1}".format(prefix, uuid.uuid4().hex[:8])

@@ -27,6 +27,7 @@ from gpu_nodes import (
     delete_runtime_class,
     deploy,
     ensure_runtime_class,
+    gpu_job,
     gpu_stack,
     kernel_of,
     make_namespace,
@@ -90,29 +91,7 @@ def fleet(cluster):
 
 
 def job(f, node, name=None, labels=None):
-    """A GPU job that runs on until it is deleted (restartPolicy Never, like a Job's pod)."""
-    name = name or "train-" + node.rsplit("-", 1)[-1]
-    f.core.create_namespaced_pod(
-        f.ns,
-        {
-            "metadata": {"name": name, "labels": dict({"app": "train"}, **(labels or {}))},
-            "spec": {
-                "restartPolicy": "Never",
-                "nodeSelector": {"kubernetes.io/hostname": node},
-                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                "containers": [
-                    {
-                        "name": "train",
-                        "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                        "command": ["sleep", "infinity"],
-                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                    }
-                ],
-            },
-        },
-    )
-    wait_until(lambda: f.core.read_namespaced_pod(name, f.ns).status.phase == "Running", 30, what=name + " Running")
-    return name
+    return gpu_job(f.core, f.ns, node, name, labels)
 
 
 def args(f, **kw):

@@ -16,8 +16,8 @@ import os
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, state_lines
+from gpu_nodes import gpu_job
 from rbac_checks import DRIVER_ROLLOUT, EVICTION, Installer
-from waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -116,31 +116,6 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             )
 
 
-def gpu_job(core, namespace, node):
-    """A GPU job (a pod holding the node's GPU, as a training job's does) that runs until it is deleted."""
-    name = "train-" + node.rsplit("-", 1)[-1]
-    core.create_namespaced_pod(
-        namespace,
-        {
-            "metadata": {"name": name, "labels": {"app": "train"}},
-            "spec": {
-                "restartPolicy": "Never",
-                "nodeSelector": {"kubernetes.io/hostname": node},
-                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                "containers": [
-                    {
-                        "name": "train",
-                        "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                        "command": ["sleep", "infinity"],
-                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                    }
-                ],
-            },
-        },
-    )
-    return name
-
-
 def check_driver_upgrade(cluster, core, gpu_nodes, extra, as_installer, user):
     """A new driver_version while a GPU job runs on each GPU node: site.yml evicts the jobs and rolls the driver onto
     both GPU nodes (one DaemonSet per kernel), one node at a time, each validated before it serves again; then a
@@ -148,11 +123,6 @@ def check_driver_upgrade(cluster, core, gpu_nodes, extra, as_installer, user):
     jobs_ns = "train-jobs"
     core.create_namespace({"metadata": {"name": jobs_ns}})
     jobs = [gpu_job(core, jobs_ns, n.metadata.name) for n in gpu_nodes]
-    wait_until(
-        lambda: all(core.read_namespaced_pod(j, jobs_ns).status.phase == "Running" for j in jobs),
-        60,
-        what="the GPU jobs Running",
-    )
     try:
         mark = cluster.audit.mark()
         before = dict(
