@@ -481,6 +481,17 @@ def assert_rerun_writes_nothing(cluster, extra_vars=None, env=None, user=None):
     return out
 
 
+def check_burn_in(cluster, extra, reports, gpu_nodes, env=None):
+    """validate.yml alone, forced, with the burn-in (DCGM's diagnostics on every GPU, a day-two check): every GPU node
+    in the report, each burn-in passed."""
+    burn_in = dict(extra, gpu_validation_force=True, gpu_validation_checks=["allocatable", "driver", "burnin"])
+    run_site(cluster, playbook="validate.yml", extra_args=["-e", json.dumps(burn_in)], env=env)
+    with open(os.path.join(reports, "gpu-validation.json")) as handle:
+        burned = json.load(handle)["nodes"]
+    assert sorted(n["node"] for n in burned) == sorted(gpu_nodes), burned
+    assert all(n["checks"]["burnin"]["status"] == "pass" for n in burned), [n["checks"] for n in burned]
+
+
 def state_lines(result):
     """Every debug message printed during the run, flattened to lines."""
     lines = []

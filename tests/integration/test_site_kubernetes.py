@@ -15,7 +15,7 @@ import json
 import os
 
 import pytest
-from conftest import assert_rerun_writes_nothing, run_site, state_lines
+from conftest import assert_rerun_writes_nothing, check_burn_in, run_site, state_lines
 from gpu_nodes import gpu_job
 from rbac_checks import DRIVER_ROLLOUT, EVICTION, Installer
 
@@ -91,13 +91,8 @@ def test_site_on_plain_kubernetes_bare_gpu_nodes_to_validated_gpus(k8s_cluster, 
             k8s_cluster, extra_vars=dict(extra, gpuops_ledger="false"), env=as_installer, user=installer.username
         )
         assert "ledger: runs nfd: forced (gpuops_ledger is off)" in state_lines(forced)
-        # The validation forced, with the burn-in (DCGM's diagnostics on every GPU, a day-two check), as the installer.
-        burn_in = dict(extra, gpu_validation_force=True, gpu_validation_checks=["allocatable", "driver", "burnin"])
-        run_site(k8s_cluster, playbook="validate.yml", extra_args=["-e", json.dumps(burn_in)], env=as_installer)
-        with open(os.path.join(reports, "gpu-validation.json")) as f:
-            burned = json.load(f)["nodes"]
-        assert sorted(n["node"] for n in burned) == sorted(n.metadata.name for n in gpu_nodes), burned
-        assert all(n["checks"]["burnin"]["status"] == "pass" for n in burned), [n["checks"] for n in burned]
+        # The validation forced, with the burn-in, as the installer.
+        check_burn_in(k8s_cluster, extra, reports, [n.metadata.name for n in gpu_nodes], env=as_installer)
         run_site(k8s_cluster, playbook="diagnose.yml", extra_vars=extra, env=as_installer)
         check_driver_upgrade(k8s_cluster, core, gpu_nodes, extra, as_installer, installer.username)
     finally:

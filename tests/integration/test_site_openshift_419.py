@@ -16,12 +16,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-import os
 
 import pytest
 from awx_job import dump, run_job
-from conftest import assert_rerun_writes_nothing, run_site, state_lines
+from conftest import assert_rerun_writes_nothing, check_burn_in, run_site, state_lines
 from rbac_checks import AUTOSCALING, DRIVER_ROLLOUT, OPENSHIFT_ALWAYS, Installer
 from test_site import STATES, STEPS, gpu_leftovers
 
@@ -90,12 +88,7 @@ def test_site_on_openshift_419_to_validated_gpus(ocp419_cluster, tmp_path, monke
         assert_rerun_writes_nothing(cluster, extra_vars=extra, env=as_installer, user=installer.username)
         # The validation alone, forced, with the burn-in (DCGM's diagnostics on every GPU, a day-two check), as the
         # installer: its pods pass admission (SCC, Pod Security) and RBAC like the other validation pods.
-        burn_in = dict(extra, gpu_validation_force=True, gpu_validation_checks=["allocatable", "driver", "burnin"])
-        run_site(cluster, playbook="validate.yml", extra_args=["-e", json.dumps(burn_in)], env=as_installer)
-        with open(os.path.join(reports, "gpu-validation.json")) as handle:
-            burned = json.load(handle)["nodes"]
-        assert sorted(n["node"] for n in burned) == gpu_nodes, burned
-        assert all(n["checks"]["burnin"]["status"] == "pass" for n in burned), [n["checks"] for n in burned]
+        check_burn_in(cluster, extra, reports, gpu_nodes, env=as_installer)
         run_site(cluster, playbook="diagnose.yml", extra_vars=extra, env=as_installer)
         check_driver_upgrade(cluster, gpu_nodes, extra, as_installer, installer.username)
     finally:
