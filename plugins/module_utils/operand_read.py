@@ -128,9 +128,12 @@ def run(module, client, svc):
 
 
 # The EndpointSlice controller follows pod readiness within a second, but after an API server restart its watches
-# come back late (seen: more than 10 s): the endpoints of ready pods are waited for this long before they count
-# as missing.
-ENDPOINT_SECONDS = 30
+# come back late: client-go's reflector waits between failed list/watch attempts with a backoff that doubles from
+# 0.8 s to a 30 s cap, jittered up to twice that, and resets only after 2 minutes without a failure
+# (tools/cache/reflector.go, NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0), client-go v0.34). After
+# repeated restarts that is up to 60 s (seen: a 30 s wait ran out). The endpoints of ready pods are waited for
+# this long before they count as missing.
+ENDPOINT_SECONDS = 65
 
 
 def endpoint_nodes(client, svc, namespace, service, ready_nodes, clock=time.monotonic, pause=time.sleep):

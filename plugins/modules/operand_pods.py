@@ -57,7 +57,8 @@ options:
       - The name of a Service in O(namespace) that selects these pods; RV(endpoint_nodes) then names the nodes
         with a ready endpoint in its EndpointSlices (C(discovery.k8s.io/v1), label C(kubernetes.io/service-name)).
       - While a node with a ready pod has no ready endpoint, the EndpointSlices are read again every second for up
-        to 30 seconds (the EndpointSlice controller catches up late after an API server restart).
+        to 65 seconds (after API server restarts the EndpointSlice controller's watches come back up to 60 seconds
+        late, client-go's reflector backoff).
     type: str
   log_lines:
     description: For each pod that is not ready, read this many last lines of its log (0 reads none).

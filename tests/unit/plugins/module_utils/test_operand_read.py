@@ -92,6 +92,8 @@ def test_an_endpoint_that_never_comes_is_reported_missing_after_the_wait(monkeyp
         None, _Svc(), "ns", "exporter", ["gpu-0", "gpu-1"], lambda: now[0], lambda s: now.__setitem__(0, now[0] + s)
     )
     assert nodes == ["gpu-0"] and now[0] == operand_read.ENDPOINT_SECONDS
+    # Longer than client-go's longest reflector wait after failed watches: the 30 s cap, jittered up to twice that.
+    assert operand_read.ENDPOINT_SECONDS > 2 * 30
 
 
 def _pod(ready_condition):
