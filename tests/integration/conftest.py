@@ -10,10 +10,7 @@ GPUOPS_TEST_PROFILE to change; reuses one already running in .localcluster/, `ma
 when a test file asks for a cluster that another file used before it, the cluster is first put back to its seed
 state (cluster_reset.py: what the tests made is deleted, the seed objects' labels, taints and specs restored, the
 inventory compared) instead of being started again; a reset that cannot get there starts the cluster afresh and
-says so as a warning. A shared cluster that no test of the worker's next file asks for is stopped after the file
-(and started again by the next file that asks; the main cluster only before a long file): idle, with what the
-last file left running, a control plane still takes about a tenth of a core, which the files that do run need on
-this 2-core machine. Within a file, tests share the state their file made, in order. Clusters this session
+says so as a warning. Within a file, tests share the state their file made, in order. Clusters this session
 started are stopped at the end (GPUOPS_KEEP_CLUSTER keeps them); a reused one is left running. A file that needs
 a cluster of a special shape keeps one of its own (``extra_cluster``).
 
@@ -157,19 +154,6 @@ class SharedCluster(object):
         if self.started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
             self.lc.down()
 
-    def park(self, before):
-        """Stop the cluster until a test file asks for it again (then started afresh): only one this session started."""
-        if self.cluster is None or not self.started or os.environ.get("GPUOPS_KEEP_CLUSTER"):
-            return
-        t0 = time.time()
-        self.cluster = self.seed = self.user = None
-        self.started = False
-        try:
-            self.lc.down(quiet=True)
-        except Exception as exc:  # a process left behind: the next start stops what is left first
-            warnings.warn("{0}: stop before {1} failed: {2}".format(self.lc.workdir, before, exc), ResetWarning)
-        EVENTS.append(("stop", self.name, before, time.time() - t0, "(the next file does not use it)"))
-
 
 class ResetWarning(UserWarning):
     """A shared cluster could not be reset to its seed state and was started again."""
@@ -221,7 +205,7 @@ def pytest_terminal_summary(terminalreporter):
     if hasattr(terminalreporter.config, "workeroutput") or not EVENTS:
         return
     terminalreporter.section("local clusters: starts and resets between test files")
-    for what in ("start", "reset", "restart", "stop"):
+    for what in ("start", "reset", "restart"):
         times = [e[3] for e in EVENTS if e[0] == what]
         if times:
             terminalreporter.write_line(
@@ -234,37 +218,36 @@ def pytest_terminal_summary(terminalreporter):
 
 
 # Seconds a test file takes (setup, call and teardown, as `make integration` prints them at the end; the clean-clone
-# run of 87ea7ab, two workers, this 2-core machine, see README, Test suite). The files run heaviest first, so that
+# run of 3464d4a, two workers, this 2-core machine, see README, Test suite; test_site_openshift_419.py and test_fleet.py
+# from runs of 9f2f245, which grew them). The files run heaviest first, so that
 # no long file starts last while the other worker has nothing left (`make integration` passes
 # --no-loadscope-reorder: xdist's default order, most tests first, put the one-test site.yml files last). A file not
-# listed (all under 100 s) counts DEFAULT_FILE_SECONDS.
+# listed (all under 90 s) counts DEFAULT_FILE_SECONDS.
 FILE_SECONDS = {
-    "test_faults_apiserver.py": 1295,
-    "test_site.py": 703,
-    "test_faults_kill.py": 609,
-    "test_faults_named.py": 471,
-    "test_gpu_operator_mode.py": 416,
-    "test_fleet.py": 393,
-    "test_site_kubernetes.py": 386,
-    "test_site_openshift_419.py": 371,
-    "test_gpu_operator_helm.py": 365,
-    "test_role_driver.py": 281,
-    "test_role_container_toolkit_gfd.py": 259,
-    "test_role_monitoring.py": 257,
-    "test_role_nfd.py": 251,
-    "test_role_gpu_machineset.py": 227,
-    "test_module_driver_container_build.py": 203,
-    "test_role_entitlement.py": 189,
-    "test_secrets.py": 182,
-    "test_role_device_plugin.py": 147,
-    "test_role_scheduling.py": 145,
-    "test_role_gpu_validation.py": 139,
-    "test_driver_rollout.py": 139,
-    "test_upgrade_preflight.py": 135,
-    "test_module_gpu_validate.py": 122,
-    "test_module_k8s_ensure.py": 114,
-    "test_module_nfd_labels.py": 106,
-    "test_module_machineset_clone.py": 103,
+    "test_faults_apiserver.py": 1085,
+    "test_faults_kill.py": 598,
+    "test_site.py": 576,
+    "test_site_openshift_419.py": 422,
+    "test_fleet.py": 400,
+    "test_faults_named.py": 393,
+    "test_gpu_operator_mode.py": 388,
+    "test_site_kubernetes.py": 376,
+    "test_gpu_operator_helm.py": 302,
+    "test_role_driver.py": 265,
+    "test_role_container_toolkit_gfd.py": 242,
+    "test_role_monitoring.py": 228,
+    "test_role_nfd.py": 205,
+    "test_module_driver_container_build.py": 187,
+    "test_role_entitlement.py": 182,
+    "test_role_gpu_machineset.py": 180,
+    "test_secrets.py": 172,
+    "test_role_device_plugin.py": 128,
+    "test_role_scheduling.py": 124,
+    "test_driver_rollout.py": 117,
+    "test_module_gpu_validate.py": 114,
+    "test_role_gpu_validation.py": 104,
+    "test_upgrade_preflight.py": 97,
+    "test_module_k8s_ensure.py": 91,
 }
 DEFAULT_FILE_SECONDS = 60
 
@@ -286,42 +269,10 @@ def pytest_collection_modifyitems(items):
         items[i] = item
 
 
-# The shared clusters of this worker, by the name of their session fixture.
-SHARED = {}
-
-
 def _shared(request, workdir, profile, **up_kwargs):
     shared = SharedCluster(workdir, profile, up_kwargs)
     request.addfinalizer(shared.stop)
-    SHARED[request.fixturename] = shared
     return shared
-
-
-# The main cluster starts in about 20 s: it is stopped only before a file long enough for its idle cost to be more.
-PARK_MAIN_FILE_SECONDS = 200
-
-
-def _needs(session, path):
-    """The shared clusters (session fixture names) some test of the file at ``path`` asks for."""
-    cache = session.__dict__.setdefault("_gpuops_needs", {})
-    if not cache:
-        for it in session.items:
-            cache.setdefault(str(it.fspath), set()).update(n for n in it.fixturenames if n.startswith("_shared_"))
-    return cache.get(str(path), set())
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    """After a test file's last test (its module fixtures torn down): stop the shared clusters that no test of the
-    next file asks for. A test that asks later (getfixturevalue included) starts its cluster again."""
-    yield
-    if nextitem is None or nextitem.fspath == item.fspath:
-        return
-    needs = _needs(item.session, nextitem.fspath)
-    seconds = FILE_SECONDS.get(os.path.basename(str(nextitem.fspath)), DEFAULT_FILE_SECONDS)
-    for name, shared in SHARED.items():
-        if name not in needs and (name != "_shared_main" or seconds >= PARK_MAIN_FILE_SECONDS):
-            shared.park(nextitem.module.__name__)
 
 
 @pytest.fixture(scope="session")
