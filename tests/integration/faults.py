@@ -25,7 +25,7 @@ from ansible_env import collection_env
 from conftest import ROOT
 from inventory import differences, inventory
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 from localcluster.audit import REVIEWS, WRITE_VERBS
 from localcluster.cluster import find_binaries
 from secrets_checks import make_pem
@@ -298,7 +298,10 @@ def _items(api, api_version, kind, namespace=None):
         resource = DynamicClient(api).resources.get(api_version=api_version, kind=kind)
     except ResourceNotFoundError:
         return []
-    return resource.get(namespace=namespace).to_dict().get("items") or []
+    try:
+        return resource.get(namespace=namespace).to_dict().get("items") or []
+    except NotFoundError:  # a CRD deleted since the discovery cache file was written (inventory.py)
+        return []
 
 
 def _ours(obj):

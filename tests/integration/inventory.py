@@ -18,7 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
 # (apiVersion, kind): every kind a role of the collection creates or changes.
 KINDS = (
@@ -98,7 +98,12 @@ def inventory(api_client):
             resource = dyn.resources.get(api_version=api_version, kind=kind)
         except ResourceNotFoundError:
             continue
-        items = resource.get().to_dict().get("items") or []
+        try:
+            items = resource.get().to_dict().get("items") or []
+        except NotFoundError:
+            # Served no more: discovery came from the client's cache file (per API server address, shared by every
+            # process), which still lists a CRD that a test, or the cluster reset, has deleted since.
+            continue
         entries = {}
         for obj in items:
             if kind == "MachineConfig" and obj["metadata"]["name"].startswith("rendered-"):
