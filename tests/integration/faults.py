@@ -23,9 +23,8 @@ import time
 
 from ansible_env import collection_env
 from conftest import ROOT
-from inventory import differences, inventory
+from inventory import differences, inventory, served_items
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 from localcluster.audit import REVIEWS, WRITE_VERBS
 from localcluster.cluster import find_binaries
 from secrets_checks import make_pem
@@ -294,14 +293,7 @@ def restart_etcd(cluster):
 
 # ------------------------------------------------------------------------------------------- what stays behind
 def _items(api, api_version, kind, namespace=None):
-    try:
-        resource = DynamicClient(api).resources.get(api_version=api_version, kind=kind)
-    except ResourceNotFoundError:
-        return []
-    try:
-        return resource.get(namespace=namespace).to_dict().get("items") or []
-    except NotFoundError:  # a CRD deleted since the discovery cache file was written (inventory.py)
-        return []
+    return served_items(DynamicClient(api), api_version, kind, namespace) or []
 
 
 def _ours(obj):

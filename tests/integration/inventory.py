@@ -88,21 +88,25 @@ def _summary(kind, obj):
     return out
 
 
+def served_items(dyn, api_version, kind, namespace=None):
+    """The objects of a kind, or None when the cluster does not serve it. A 404 on the list counts as not served:
+    discovery may come from the client's cache file (per API server address, shared by every process), which still
+    lists a CRD that a test, or the cluster reset, has deleted since."""
+    try:
+        resource = dyn.resources.get(api_version=api_version, kind=kind)
+        return resource.get(namespace=namespace).to_dict().get("items") or []
+    except (ResourceNotFoundError, NotFoundError):
+        return None
+
+
 def inventory(api_client):
     """{kind: {namespace/name: summary}} of every kind the collection touches that the cluster serves."""
     dyn = DynamicClient(api_client)
     kinds = list(KINDS) + [("v1", "Node"), ("machineconfiguration.openshift.io/v1", "MachineConfigPool")]
     out = {}
     for api_version, kind in kinds:
-        try:
-            resource = dyn.resources.get(api_version=api_version, kind=kind)
-        except ResourceNotFoundError:
-            continue
-        try:
-            items = resource.get().to_dict().get("items") or []
-        except NotFoundError:
-            # Served no more: discovery came from the client's cache file (per API server address, shared by every
-            # process), which still lists a CRD that a test, or the cluster reset, has deleted since.
+        items = served_items(dyn, api_version, kind)
+        if items is None:
             continue
         entries = {}
         for obj in items:
