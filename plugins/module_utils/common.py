@@ -25,6 +25,10 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.access import describe_forbidden
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: F401 (re-exported)
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes
+
+# Before kubernetes.core imports the client: its 718 model classes load when first used (0.2 s of every task).
+defer_client_classes()
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import (

@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+"""kube_import: the kubernetes client's classes loaded when first used, and the same objects as a plain import.
+
+Each check runs in a new interpreter (this one has imported kubernetes already).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import module_name
+
+DEFER = "from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes\n"
+
+
+def run(code):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "name, file_name",
+    [
+        ("CoreV1Api", "core_v1_api"),
+        ("V1DeleteOptions", "v1_delete_options"),
+        ("V1beta1CSIStorageCapacity", "v1beta1_csi_storage_capacity"),
+        ("ApiClient", "api_client"),
+        ("V1PodIP", "v1_pod_ip"),
+    ],
+)
+def test_a_class_name_gives_the_generator_file_name(name, file_name):
+    assert module_name(name) == file_name
+
+
+def test_the_dynamic_client_and_kubernetes_core_load_no_model():
+    out = run(
+        DEFER + "assert defer_client_classes()\n"
+        "from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client\n"
+        "from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService\n"
+        "import json, sys, kubernetes\n"
+        "from kubernetes.dynamic import DynamicClient\n"
+        "configuration = kubernetes.client.Configuration()\n"
+        "api = kubernetes.client.ApiClient(configuration)\n"
+        "models = [m for m in sys.modules if m.startswith('kubernetes.client.models.')]\n"
+        "print(json.dumps({'models': len(models), 'deferred': '__getattr__' in vars(kubernetes.client)}))\n"
+    )
+    assert out == {"models": 0, "deferred": True}
+
+
+def test_every_name_of_the_client_is_the_object_a_plain_import_gives():
+    """Every name kubernetes/client/__init__.py and kubernetes/client/models/__init__.py import, asked of the
+    deferred packages, is the class of the file the package's own __init__ takes it from, without running it."""
+    out = run(
+        DEFER + "assert defer_client_classes()\n"
+        "import ast, importlib, json, os, sys\n"
+        "import kubernetes.client, kubernetes.client.models, kubernetes.client.api\n"
+        "wrong, count = [], 0\n"
+        "for package in (kubernetes.client, kubernetes.client.models, kubernetes.client.api):\n"
+        "    source = open(os.path.join(package.__path__[0], '__init__.py')).read()\n"
+        "    for node in ast.parse(source).body:\n"
+        "        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith('kubernetes.'):\n"
+        "            for alias in node.names:\n"
+        "                count += 1\n"
+        "                if getattr(package, alias.name) is not getattr(importlib.import_module(node.module), alias.name):\n"
+        "                    wrong.append((package.__name__, alias.name))\n"
+        "ran = [p.__name__ for p in (kubernetes.client, kubernetes.client.models, kubernetes.client.api)\n"
+        "       if '__getattr__' not in vars(p)]\n"
+        "print(json.dumps({'count': count, 'wrong': wrong, 'ran_init': ran}))\n"
+    )
+    assert out["count"] > 1000 and out["wrong"] == [] and out["ran_init"] == [], out
+
+
+def test_a_name_not_found_by_file_runs_the_package_init_once():
+    out = run(
+        DEFER + "assert defer_client_classes()\n"
+        "import json, kubernetes.client\n"
+        "from kubernetes.client import ApiException\n"
+        "from kubernetes.client.rest import ApiException as rest_exception\n"
+        "try:\n"
+        "    kubernetes.client.NoSuchThing\n"
+        "    missing = False\n"
+        "except AttributeError:\n"
+        "    missing = True\n"
+        "print(json.dumps({'same': ApiException is rest_exception, 'missing': missing,\n"
+        "                  'ran_init': '__getattr__' not in vars(kubernetes.client),\n"
+        "                  'pod': kubernetes.client.V1Pod.__module__}))\n"
+    )
+    assert out == {"same": True, "missing": True, "ran_init": True, "pod": "kubernetes.client.models.v1_pod"}
+
+
+def test_nothing_is_deferred_once_kubernetes_is_imported():
+    out = run(
+        "import json, kubernetes\n" + DEFER + "print(json.dumps({'deferred': defer_client_classes(),\n"
+        "                  'pod': kubernetes.client.V1Pod.__module__}))\n"
+    )
+    assert out == {"deferred": False, "pod": "kubernetes.client.models.v1_pod"}
