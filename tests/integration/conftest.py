@@ -322,9 +322,31 @@ def _collection_env(cluster, env=None):
     return collection_env(cluster.kubeconfig, env)
 
 
+# The engine run_playbook (so run_role and ansible_task) uses in the current test file: Mitogen's mitogen_linear for
+# the role test files (many module tasks per run), ansible-core's default for every other file (site.yml end to
+# end, which runs every module the roles call; the module files, one or two tasks per run, where Mitogen's start
+# costs as much as it saves; the fault chains, secrets, fleet, AWX, least privilege, hostile inputs). A file sets
+# ANSIBLE_ENGINE to choose. README, Test suite, says why.
+ENGINE = {"name": "default"}
+
+
+def engine_of(module):
+    role_file = os.path.basename(module.__file__).startswith("test_role_")
+    return getattr(module, "ANSIBLE_ENGINE", "mitogen" if role_file else "default")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _engine(request):
+    ENGINE["name"] = engine_of(request.module)
+    yield ENGINE["name"]
+    ENGINE["name"] = "default"
+
+
 def run_playbook(cluster, tasks, check=False, diff=False, env=None, extra_args=None):
-    """Run a list of tasks on localhost; return the parsed ansible.posix.json output."""
-    out, proc, _wall = run_tasks(cluster.kubeconfig, tasks, check=check, diff=diff, env=env, extra_args=extra_args)
+    """Run a list of tasks on localhost with the test file's engine; return the parsed ansible.posix.json output."""
+    out, proc, _wall = run_tasks(
+        cluster.kubeconfig, tasks, check=check, diff=diff, env=env, extra_args=extra_args, engine=ENGINE["name"]
+    )
     if out is None:
         raise AssertionError(no_json_message(proc))
     return out
