@@ -53,9 +53,8 @@ def _resolver(package, homes, modules=()):
         if not name.startswith("_"):
             if _has_submodule(package, name):  # rest, configuration, api_client, ...
                 return importlib.import_module(package.__name__ + "." + name)
-            places = [
-                home + "." + module_name(name) for home in homes if _has_submodule(sys.modules[home], module_name(name))
-            ]
+            file_name = module_name(name)
+            places = [home + "." + file_name for home in homes if _has_submodule(sys.modules[home], file_name)]
             for place in places + list(modules):
                 value = getattr(importlib.import_module(place), name, None)
                 if value is not None:
@@ -78,7 +77,7 @@ def defer_client_classes():
     packages = {}
     for name in PACKAGES:
         spec = PathFinder.find_spec(name, parent_path)
-        if spec is None:
+        if spec is None:  # a layout this does not know: the plain import, unchanged
             return False
         packages[name] = module_from_spec(spec)
         parent_path = packages[PACKAGES[0]].__path__

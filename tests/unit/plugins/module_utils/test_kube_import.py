@@ -105,3 +105,17 @@ def test_nothing_is_deferred_once_kubernetes_is_imported():
         "                  'pod': kubernetes.client.V1Pod.__module__}))\n"
     )
     assert out == {"deferred": False, "pod": "kubernetes.client.models.v1_pod"}
+
+
+def test_a_client_layout_it_does_not_know_leaves_the_plain_import():
+    """No kubernetes/client package where it looks: nothing is deferred, and kubernetes imports as usual."""
+    out = run(
+        DEFER + "import json, sys\n"
+        "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
+        "ki.PACKAGES = ('kubernetes.no_such_client',) + ki.PACKAGES[1:]\n"
+        "deferred = ki.defer_client_classes()\n"
+        "import kubernetes\n"
+        "print(json.dumps({'deferred': deferred, 'pod': kubernetes.client.V1Pod.__module__,\n"
+        "                  'stub': '__getattr__' in vars(kubernetes.client)}))\n"
+    )
+    assert out == {"deferred": False, "pod": "kubernetes.client.models.v1_pod", "stub": False}
