@@ -25,10 +25,12 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.access import describe_forbidden
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: F401 (re-exported)
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes, defer_gcp_auth
 
-# Before kubernetes.core imports the client: its 718 model classes load when first used (0.2 s of every task).
+# Before kubernetes.core imports the client: its 718 model classes load when first used (0.2 s of every task), and
+# the GCP auth provider's google.auth transport (with google.oauth2 and cryptography) only for a kubeconfig using it.
 defer_client_classes()
+defer_gcp_auth()
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import (

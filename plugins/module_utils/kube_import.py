@@ -12,6 +12,10 @@ asked of them (``kubernetes.client.Configuration``, ``kubernetes.client.CoreV1Ap
 the module the package's own ``__init__`` takes it from (``configuration``, ``api/core_v1_api``,
 ``models/v1_pod``: the generator's snake-case file names). A name not found that way runs the package's own
 ``__init__`` once and is read from it, so every name resolves to the same object as with a plain import.
+
+:func:`defer_gcp_auth` does the same for ``google.auth.transport.requests``, which ``kubernetes/config/kube_config.py``
+imports at its top for one auth provider (a kubeconfig user with ``auth-provider: gcp``) and which pulls in
+``google.oauth2`` and ``cryptography``: the module's code runs when a name it defines is first read.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,6 +25,7 @@ __metaclass__ = type
 import importlib
 import re
 import sys
+import threading
 
 try:
     from importlib.machinery import PathFinder
@@ -29,6 +34,7 @@ except ImportError:  # pragma: no cover - Python 2 (ansible-test sanity's import
     PathFinder = find_spec = module_from_spec = None
 
 PACKAGES = ("kubernetes.client", "kubernetes.client.api", "kubernetes.client.models")
+GCP_AUTH = "google.auth.transport.requests"
 # CoreV1Api -> core_v1_api, V1DeleteOptions -> v1_delete_options (the OpenAPI generator's file names)
 _WORD = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -42,10 +48,23 @@ def _has_submodule(package, name):
     return PathFinder.find_spec(package.__name__ + "." + name, package.__path__) is not None
 
 
-def _run_init(package):
-    """The package's own __init__, once (every class it names)."""
-    if package.__dict__.pop("__getattr__", None) is not None:
-        package.__spec__.loader.exec_module(package)
+_LOCK = threading.RLock()
+
+
+def _run_init(module):
+    """The module's own code (a package's __init__: every class it names), once. Another thread asking meanwhile
+    waits here until it has run (validation and diagnosis read in threads)."""
+    with _LOCK:
+        if module.__dict__.pop("__getattr__", None) is not None:
+            module.__spec__.loader.exec_module(module)
+
+
+def _loaded(module, name):
+    _run_init(module)
+    try:
+        return module.__dict__[name]
+    except KeyError:
+        raise AttributeError("module {0!r} has no attribute {1!r}".format(module.__name__, name))
 
 
 def _resolver(package, homes, modules=()):
@@ -60,8 +79,7 @@ def _resolver(package, homes, modules=()):
                 if value is not None:
                     setattr(package, name, value)
                     return value
-        _run_init(package)
-        return getattr(package, name)
+        return _loaded(package, name)
 
     return resolve
 
@@ -89,4 +107,24 @@ def defer_client_classes():
     apis.__getattr__ = _resolver(apis, [PACKAGES[1]])
     models.__getattr__ = _resolver(models, [PACKAGES[2]])
     sys.modules.update(packages)
+    return True
+
+
+def defer_gcp_auth(name=GCP_AUTH):
+    """``name`` in sys.modules (and on its parent package) now, its code run when a name it defines is first read;
+    nothing when it is imported already or cannot be found (returns False). Not importlib's LazyLoader: its module
+    runs at the next ``import`` statement of it (the import system reads ``__spec__``), as kube_config's own."""
+    if find_spec is None or name in sys.modules:
+        return False
+    try:
+        spec = find_spec(name)  # imports the parent packages (google.auth: about a millisecond)
+    except ImportError:
+        return False
+    if spec is None or spec.loader is None:
+        return False
+    module = module_from_spec(spec)
+    module.__getattr__ = lambda attr: _loaded(module, attr)
+    sys.modules[name] = module
+    parent, dummy, child = name.rpartition(".")
+    setattr(sys.modules[parent], child, module)
     return True

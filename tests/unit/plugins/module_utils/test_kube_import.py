@@ -119,3 +119,50 @@ def test_a_client_layout_it_does_not_know_leaves_the_plain_import():
         "                  'stub': '__getattr__' in vars(kubernetes.client)}))\n"
     )
     assert out == {"deferred": False, "pod": "kubernetes.client.models.v1_pod", "stub": False}
+
+
+GCP_NAMES = (
+    "import google.auth.transport.requests as m, json\n"
+    "names = sorted((k, getattr(v, '__module__', None) or type(v).__name__) for k, v in vars(m).items()\n"
+    "               if not k.startswith('__'))\n"
+)
+
+
+def test_the_gcp_auth_transport_runs_when_first_read_with_the_names_of_a_plain_import():
+    """kube_config imports google.auth.transport.requests for the gcp auth provider only: nothing of it runs until a
+    kubeconfig uses it (google.oauth2 stays unloaded), then the module holds what a plain import gives."""
+    deferred = run(
+        "from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_gcp_auth\n"
+        "assert defer_gcp_auth()\n"
+        "import sys\n"
+        "from ansible_collections.gpuops.cluster.plugins.module_utils import common\n"
+        "import kubernetes.config.kube_config as kube_config\n"
+        "before = 'google.oauth2.service_account' in sys.modules\n"
+        "request = kube_config.google.auth.transport.requests.Request\n"
+        "after = 'google.oauth2.service_account' in sys.modules\n" + GCP_NAMES + "try:\n"
+        "    m.NoSuchThing\n"
+        "    missing = False\n"
+        "except AttributeError:\n"
+        "    missing = True\n"
+        "print(json.dumps({'before': before, 'after': after, 'request': request.__module__, 'missing': missing,\n"
+        "                  'stub': '__getattr__' in vars(m), 'names': names}))\n"
+    )
+    plain = run(GCP_NAMES + "print(json.dumps({'names': names}))\n")
+    assert deferred.pop("names") == plain["names"] and len(plain["names"]) > 10
+    assert deferred == {
+        "before": False,
+        "after": True,
+        "request": "google.auth.transport.requests",
+        "missing": True,
+        "stub": False,
+    }
+
+
+def test_the_gcp_auth_transport_is_left_alone_when_imported_or_missing():
+    out = run(
+        "import json, google.auth.transport.requests\n"
+        "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
+        "print(json.dumps({'imported': ki.defer_gcp_auth(), 'missing': ki.defer_gcp_auth('google.no_such.module'),\n"
+        "                  'missing_parent': ki.defer_gcp_auth('no_such_package.module')}))\n"
+    )
+    assert out == {"imported": False, "missing": False, "missing_parent": False}
