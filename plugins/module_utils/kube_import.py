@@ -49,14 +49,21 @@ def _has_submodule(package, name):
 
 
 _LOCK = threading.RLock()
+_RUNNING = set()
 
 
 def _run_init(module):
-    """The module's own code (a package's __init__: every class it names), once. Another thread asking meanwhile
-    waits here until it has run (validation and diagnosis read in threads)."""
+    """The module's own code (a package's __init__: every class it names), once. ``__getattr__`` stays until it has
+    run, so that another thread asking meanwhile waits here (validation and diagnosis read in threads); the running
+    thread asking for a name not defined yet gets the AttributeError a plain import's half-run module gives."""
     with _LOCK:
-        if module.__dict__.pop("__getattr__", None) is not None:
-            module.__spec__.loader.exec_module(module)
+        if "__getattr__" in module.__dict__ and module.__name__ not in _RUNNING:
+            _RUNNING.add(module.__name__)
+            try:
+                module.__spec__.loader.exec_module(module)
+            finally:
+                _RUNNING.discard(module.__name__)
+                module.__dict__.pop("__getattr__", None)
 
 
 def _loaded(module, name):
@@ -126,5 +133,6 @@ def defer_gcp_auth(name=GCP_AUTH):
     module.__getattr__ = lambda attr: _loaded(module, attr)
     sys.modules[name] = module
     parent, dummy, child = name.rpartition(".")
-    setattr(sys.modules[parent], child, module)
+    if parent:
+        setattr(sys.modules[parent], child, module)
     return True

@@ -166,3 +166,29 @@ def test_the_gcp_auth_transport_is_left_alone_when_imported_or_missing():
         "                  'missing_parent': ki.defer_gcp_auth('no_such_package.module')}))\n"
     )
     assert out == {"imported": False, "missing": False, "missing_parent": False}
+
+
+def test_a_second_thread_waits_for_the_module_code_a_first_one_runs(tmp_path):
+    """Validation and diagnosis read in threads: a thread asking while another runs the deferred code gets the name
+    once it is defined, not an AttributeError of a half-run module."""
+    (tmp_path / "slow_gpuops_module.py").write_text("import time\ntime.sleep(0.5)\nVALUE = 42\n")
+    out = run(
+        "import json, sys, threading, time\n"
+        "sys.path.insert(0, {0!r})\n"
+        "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
+        "assert ki.defer_gcp_auth('slow_gpuops_module')\n"
+        "module = sys.modules['slow_gpuops_module']\n"
+        "got = {{}}\n"
+        "def read(who):\n"
+        "    try:\n"
+        "        got[who] = module.VALUE\n"
+        "    except AttributeError as exc:\n"
+        "        got[who] = str(exc)\n"
+        "first = threading.Thread(target=read, args=('first',))\n"
+        "first.start()\n"
+        "time.sleep(0.2)\n"
+        "read('second')\n"
+        "first.join()\n"
+        "print(json.dumps(got))\n".format(str(tmp_path))
+    )
+    assert out == {"first": 42, "second": 42}
