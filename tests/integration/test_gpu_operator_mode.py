@@ -13,22 +13,30 @@ __metaclass__ = type
 import json
 import os
 import sys
+import time
 
 import pytest
 from conftest import assert_rerun_writes_nothing, run_site, task_results_of
+from faults import SiteRun
 from rbac_checks import GPU_OPERATOR, Installer, forbidden, requests_of, unused_rules
 from test_site import gpu_leftovers
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
 from simopenshift import apis  # noqa: E402
-from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES  # noqa: E402
+from simopenshift.control import images_back, images_missing  # noqa: E402
+from simopenshift.kube import CONFIGMAPS, DAEMONSETS, NAMESPACES, NODES, PODS  # noqa: E402
 from simopenshift.testing import Client, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
+# Mitogen's engine (conftest.engine_of): the whole stack runs here many times over, and ansible-core's default engine
+# runs it in test_site.py and test_site_kubernetes.py. README, Test suite.
+ANSIBLE_ENGINE = "mitogen"
 
 NS = "nvidia-gpu-operator"
 OPERATOR = {"gpuops_stack": "operator"}
+PLUGIN = "app=nvidia-device-plugin-daemonset"
+READ_GPU_NODES = "Read the GPU nodes until each advertises its GPUs"
 
 
 @pytest.fixture
@@ -106,6 +114,7 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
         )
 
         assert_rerun_writes_nothing(cluster, extra_vars=extra, env=env, user=installer.username)
+        check_node_without_gpus_is_waited_for(cluster, kube, tmp_path, extra, env)
 
         # Time-slicing through the ClusterPolicy: the ConfigMap, devicePlugin.config, and the GPUs advertised twice.
         before = {n["metadata"]["name"]: int(n["status"]["allocatable"]["nvidia.com/gpu"]) for n in nodes}
@@ -142,6 +151,38 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
     assert own and unused_rules(own, requests_of(events)) == []
     # and the rules marked for this mode each allowed some request no other rule does (removing one fails the run).
     installer.assert_least_privilege("openshift", paths=GPU_OPERATOR, only_paths=True)
+
+
+def check_node_without_gpus_is_waited_for(cluster, kube, tmp_path, extra, env):
+    """A GPU node advertising nothing while the ClusterPolicy reads ready (as after a new device plugin config: the
+    policy's status has no observedGeneration, and a restarted plugin registers again seconds later) is looked at
+    again until it advertises, not named at the first look."""
+    node = gpu_nodes(kube)[0]["metadata"]["name"]
+    (pod,) = [p for p in kube.list(PODS, NS, label_selector=PLUGIN)[0] if p["spec"].get("nodeName") == node]
+    run = SiteRun(
+        cluster,
+        tmp_path,
+        "plugin-gap",
+        at=["gpu_operator::" + READ_GPU_NODES],
+        extra_args=["-e", json.dumps(dict(extra, gpuops_ledger=False, gpu_operator_wait_sleep=2))],
+        env=env,
+    )
+    assert run.wait_held(0), run.text()[-3000:]
+    # The plugin's new pod cannot start (its image is not in the registry yet): the node advertises no GPU.
+    images_missing(cluster.api, node, [pod["spec"]["containers"][0]["image"]])
+    try:
+        kube.delete(PODS, pod["metadata"]["name"], NS)
+        wait_for(lambda: not int(kube.get(NODES, node)["status"]["allocatable"].get("nvidia.com/gpu", 0)), 60,
+                 what="node %s advertising no GPU" % node)  # fmt: skip
+        run.release(0)
+        time.sleep(6)  # three looks (gpu_operator_wait_sleep 2 s); the first came a second after the release
+    finally:
+        images_back(cluster.api, node)
+    rc = run.wait(600)
+    result = run.result()
+    assert rc == 0 and result and result["stats"]["localhost"]["failures"] == 0, run.text()[-3000:]
+    (read,) = [r for name, r in task_results_of(result) if name.endswith(READ_GPU_NODES)]
+    assert read["attempts"] > 1, read.get("attempts")
 
 
 def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, kube):
