@@ -125,8 +125,8 @@ def defer_gcp_auth(name=GCP_AUTH):
         return False
     try:
         spec = find_spec(name)  # imports the parent packages (google.auth: about a millisecond)
-    except ImportError:
-        return False
+    except Exception:  # pylint: disable=broad-except
+        return False  # a broken parent package: the plain import raises its error where it belongs
     if spec is None or spec.loader is None:
         return False
     module = module_from_spec(spec)

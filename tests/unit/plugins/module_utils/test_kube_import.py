@@ -168,6 +168,27 @@ def test_the_gcp_auth_transport_is_left_alone_when_imported_or_missing():
     assert out == {"imported": False, "missing": False, "missing_parent": False}
 
 
+def test_a_broken_parent_package_is_left_to_the_plain_import_and_its_error(tmp_path):
+    package = tmp_path / "broken_gpuops_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise ValueError('broken install')\n")
+    (package / "child.py").write_text("VALUE = 1\n")
+    out = run(
+        "import json, sys\n"
+        "sys.path.insert(0, {0!r})\n"
+        "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
+        "deferred = ki.defer_gcp_auth('broken_gpuops_package.child')\n"
+        "try:\n"
+        "    import broken_gpuops_package.child\n"
+        "    error = None\n"
+        "except ValueError as exc:\n"
+        "    error = str(exc)\n"
+        "print(json.dumps({{'deferred': deferred, 'in_modules': 'broken_gpuops_package.child' in sys.modules,\n"
+        "                  'error': error}}))\n".format(str(tmp_path))
+    )
+    assert out == {"deferred": False, "in_modules": False, "error": "broken install"}
+
+
 def test_a_second_thread_waits_for_the_module_code_a_first_one_runs(tmp_path):
     """Validation and diagnosis read in threads: a thread asking while another runs the deferred code gets the name
     once it is defined, not an AttributeError of a half-run module."""
