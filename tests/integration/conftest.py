@@ -218,36 +218,32 @@ def pytest_terminal_summary(terminalreporter):
 
 
 # Seconds a test file takes (setup, call and teardown, as `make integration` prints them at the end; the clean-clone
-# run of 3464d4a, two workers, this 2-core machine, see README, Test suite; test_site_openshift_419.py and test_fleet.py
-# from runs of 9f2f245, which grew them). The files run heaviest first, so that
+# run of bff666f, two workers, this 2-core machine, see README, Test suite; the four files that now run Mitogen's
+# engine from runs of this change with two workers). The files run heaviest first, so that
 # no long file starts last while the other worker has nothing left (`make integration` passes
 # --no-loadscope-reorder: xdist's default order, most tests first, put the one-test site.yml files last). A file not
-# listed (all under 90 s) counts DEFAULT_FILE_SECONDS.
+# listed (all under 90 s) counts DEFAULT_FILE_SECONDS. test_faults_apiserver.py runs beside the workers
+# (INTEGRATION_BESIDE) unless that is emptied.
 FILE_SECONDS = {
-    "test_faults_apiserver.py": 1085,
-    "test_faults_kill.py": 598,
-    "test_site.py": 576,
-    "test_site_openshift_419.py": 422,
-    "test_fleet.py": 400,
-    "test_faults_named.py": 393,
-    "test_gpu_operator_mode.py": 388,
-    "test_site_kubernetes.py": 376,
-    "test_gpu_operator_helm.py": 302,
-    "test_role_driver.py": 265,
-    "test_role_container_toolkit_gfd.py": 242,
-    "test_role_monitoring.py": 228,
-    "test_role_nfd.py": 205,
-    "test_module_driver_container_build.py": 187,
-    "test_role_entitlement.py": 182,
-    "test_role_gpu_machineset.py": 180,
-    "test_secrets.py": 172,
-    "test_role_device_plugin.py": 128,
-    "test_role_scheduling.py": 124,
+    "test_faults_apiserver.py": 1216,
+    "test_site.py": 658,
+    "test_faults_kill.py": 589,
+    "test_fleet.py": 368,
+    "test_gpu_operator_mode.py": 330,
+    "test_site_kubernetes.py": 312,
+    "test_faults_named.py": 300,
+    "test_gpu_operator_helm.py": 263,
+    "test_role_container_toolkit_gfd.py": 214,
+    "test_site_openshift_419.py": 195,
+    "test_role_driver.py": 175,
+    "test_role_nfd.py": 167,
+    "test_module_driver_container_build.py": 167,
+    "test_role_monitoring.py": 148,
+    "test_secrets.py": 134,
     "test_driver_rollout.py": 117,
-    "test_module_gpu_validate.py": 114,
-    "test_role_gpu_validation.py": 104,
-    "test_upgrade_preflight.py": 97,
-    "test_module_k8s_ensure.py": 91,
+    "test_module_gpu_validate.py": 116,
+    "test_role_entitlement.py": 102,
+    "test_role_device_plugin.py": 99,
 }
 DEFAULT_FILE_SECONDS = 60
 
@@ -318,15 +314,18 @@ def namespace(cluster):
     core.delete_namespace(name)
 
 
-def _collection_env(cluster, env=None):
-    return collection_env(cluster.kubeconfig, env)
+def _collection_env(cluster, env=None, engine=None):
+    """The collection's environment for ``cluster`` with ``engine``, the test file's by default (``env`` overrides)."""
+    return collection_env(cluster.kubeconfig, env, engine=engine or ENGINE["name"])
 
 
-# The engine run_playbook (so run_role and ansible_task) uses in the current test file: Mitogen's mitogen_linear for
-# the role test files (many module tasks per run), ansible-core's default for every other file (site.yml end to
-# end, which runs every module the roles call; the module files, one or two tasks per run, where Mitogen's start
-# costs as much as it saves; the fault chains, secrets, fleet, AWX, least privilege, hostile inputs). A file sets
-# ANSIBLE_ENGINE to choose. README, Test suite, says why.
+# The engine run_playbook (so run_role and ansible_task), run_site and faults.SiteRun use in the current test file:
+# Mitogen's mitogen_linear for the role test files (many module tasks per run) and for the files that set
+# ANSIBLE_ENGINE (OpenShift 4.19, the GPU Operator modes, the named faults), ansible-core's default for every other
+# file (site.yml end to end on both profiles, which runs every module the roles call; the module files, one or two
+# tasks per run, where Mitogen's start costs as much as it saves; the fault chains, secrets, fleet, AWX, least
+# privilege, hostile inputs).
+# README, Test suite, says why.
 ENGINE = {"name": "default"}
 
 

@@ -22,7 +22,7 @@ import sys
 import time
 
 from ansible_env import collection_env
-from conftest import ROOT
+from conftest import ENGINE, ROOT
 from inventory import differences, inventory, served_items
 from kubernetes.dynamic import DynamicClient
 from localcluster.audit import REVIEWS, WRITE_VERBS
@@ -64,7 +64,8 @@ CUTS = (
 
 
 class SiteRun(object):
-    """site.yml started in the background (its own process group, output to files), holdable at one task."""
+    """site.yml started in the background (its own process group, output to files, the test file's engine), holdable
+    at one task."""
 
     def __init__(self, cluster, workdir, name, at=None, extra_args=(), env=None, playbook="site.yml"):
         self.dir = os.path.join(str(workdir), name)
@@ -88,7 +89,7 @@ class SiteRun(object):
         with open(self.stdout, "wb") as out:
             self.proc = subprocess.Popen(
                 cmd,
-                env=collection_env(cluster.kubeconfig, extra),
+                env=collection_env(cluster.kubeconfig, extra, engine=ENGINE["name"]),
                 cwd=str(workdir),
                 stdout=out,
                 stderr=subprocess.STDOUT,

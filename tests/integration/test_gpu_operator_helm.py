@@ -36,6 +36,9 @@ from simopenshift.kube import DAEMONSETS, NAMESPACES, NODES  # noqa: E402
 from simopenshift.testing import Client, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.integration
+# Mitogen's engine (conftest.engine_of): the whole stack runs here many times over, and ansible-core's default engine
+# runs it in test_site.py and test_site_kubernetes.py. README, Test suite.
+ANSIBLE_ENGINE = "mitogen"
 
 NS = "nvidia-gpu-operator"
 CHART = os.path.join(TESTS, "localcluster", "charts", "gpu-operator")

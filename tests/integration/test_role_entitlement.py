@@ -355,8 +355,11 @@ def run_verbose(cluster, role_vars):
     with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False, dir=BUILD) as f:
         json.dump(play, f)
         path = f.name
+    # At -vvv with the default engine: what most users run, and its log shows every module's arguments.
     env = _collection_env(
-        cluster, {"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_CALLBACK_RESULT_FORMAT": None}
+        cluster,
+        {"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_CALLBACK_RESULT_FORMAT": None},
+        engine="default",
     )
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-vvv", "-i", "localhost,"]
     cmd += ["-e", "ansible_connection=local", "-e", "ansible_python_interpreter=" + sys.executable, path]

@@ -24,6 +24,9 @@ from rbac_checks import AUTOSCALING, DRIVER_ROLLOUT, OPENSHIFT_ALWAYS, Installer
 from test_site import STATES, STEPS, gpu_leftovers
 
 pytestmark = pytest.mark.integration
+# Mitogen's engine (conftest.engine_of): the whole stack runs here many times over, and ansible-core's default engine
+# runs it in test_site.py and test_site_kubernetes.py. README, Test suite.
+ANSIBLE_ENGINE = "mitogen"
 
 NS = "nvidia-gpu-driver"
 
