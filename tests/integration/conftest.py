@@ -222,8 +222,8 @@ def pytest_terminal_summary(terminalreporter):
 # engine from runs of this change with two workers). The files run heaviest first, so that
 # no long file starts last while the other worker has nothing left (`make integration` passes
 # --no-loadscope-reorder: xdist's default order, most tests first, put the one-test site.yml files last). A file not
-# listed (all under 90 s) counts DEFAULT_FILE_SECONDS. test_faults_apiserver.py runs beside the workers
-# (INTEGRATION_BESIDE) unless that is emptied.
+# listed (all under 90 s) counts DEFAULT_FILE_SECONDS. test_faults_apiserver.py and test_faults_named.py run beside
+# the workers (INTEGRATION_BESIDE, in this order) unless that is emptied.
 FILE_SECONDS = {
     "test_faults_apiserver.py": 1216,
     "test_site.py": 658,
