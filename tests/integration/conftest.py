@@ -218,32 +218,33 @@ def pytest_terminal_summary(terminalreporter):
 
 
 # Seconds a test file takes (setup, call and teardown, as `make integration` prints them at the end; the clean-clone
-# run of bff666f, two workers, this 2-core machine, see README, Test suite; the four files that now run Mitogen's
-# engine from runs of this change with two workers). The files run heaviest first, so that
+# run of 0161c3b, two workers, this 2-core machine, see README, Test suite; test_faults_named.py ran beside the
+# workers there). The files run heaviest first, so that
 # no long file starts last while the other worker has nothing left (`make integration` passes
 # --no-loadscope-reorder: xdist's default order, most tests first, put the one-test site.yml files last). A file not
-# listed (all under 90 s) counts DEFAULT_FILE_SECONDS. test_faults_apiserver.py and test_faults_named.py run beside
-# the workers (INTEGRATION_BESIDE, in this order) unless that is emptied.
+# listed (all under 90 s) counts DEFAULT_FILE_SECONDS. test_faults_apiserver.py runs beside the workers
+# (INTEGRATION_BESIDE) unless that is emptied.
 FILE_SECONDS = {
-    "test_faults_apiserver.py": 1216,
-    "test_site.py": 658,
-    "test_faults_kill.py": 589,
-    "test_fleet.py": 368,
-    "test_gpu_operator_mode.py": 330,
-    "test_site_kubernetes.py": 312,
-    "test_faults_named.py": 300,
-    "test_gpu_operator_helm.py": 263,
-    "test_role_container_toolkit_gfd.py": 214,
-    "test_site_openshift_419.py": 195,
-    "test_role_driver.py": 175,
-    "test_role_nfd.py": 167,
-    "test_module_driver_container_build.py": 167,
-    "test_role_monitoring.py": 148,
-    "test_secrets.py": 134,
-    "test_driver_rollout.py": 117,
-    "test_module_gpu_validate.py": 116,
-    "test_role_entitlement.py": 102,
-    "test_role_device_plugin.py": 99,
+    "test_faults_apiserver.py": 1226,
+    "test_site.py": 615,
+    "test_faults_kill.py": 528,
+    "test_site_kubernetes.py": 410,
+    "test_faults_named.py": 406,
+    "test_site_openshift_419.py": 368,
+    "test_fleet.py": 367,
+    "test_gpu_operator_helm.py": 334,
+    "test_gpu_operator_mode.py": 322,
+    "test_role_driver.py": 221,
+    "test_role_container_toolkit_gfd.py": 212,
+    "test_role_nfd.py": 204,
+    "test_module_driver_container_build.py": 200,
+    "test_role_monitoring.py": 177,
+    "test_secrets.py": 139,
+    "test_module_gpu_validate.py": 124,
+    "test_driver_rollout.py": 123,
+    "test_role_entitlement.py": 111,
+    "test_role_device_plugin.py": 101,
+    "test_role_gpu_machineset.py": 97,
 }
 DEFAULT_FILE_SECONDS = 60
 
