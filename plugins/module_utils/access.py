@@ -950,11 +950,10 @@ def review(client, svc, platform, states, namespaces):
     return found, notes
 
 
-def run(module, client, svc):
-    params = module.params
-    platform = params["platform"]
-    namespaces = {"cluster": params["namespace"], "machine_api": params["machine_api_namespace"]}
-    found, notes = review(client, svc, platform, params["states"], namespaces)
+def check(module, client, svc, platform, states, namespace, machine_api_namespace):
+    """The access review of ``states`` on ``platform`` (access_review's result); raises naming what is missing."""
+    namespaces = {"cluster": namespace, "machine_api": machine_api_namespace}
+    found, notes = review(client, svc, platform, states, namespaces)
     who = identity(client, svc)
     result = dict(
         changed=False,
@@ -968,7 +967,7 @@ def run(module, client, svc):
             )
             for rule, lacking in found
         ],
-        rules=len(rules_for(platform, params["states"])),
+        rules=len(rules_for(platform, states)),
     )
     if notes:
         # An authorizer besides RBAC (a webhook) may allow what the rules review cannot list: warn, do not fail.
@@ -979,3 +978,10 @@ def run(module, client, svc):
     elif found:
         raise GpuopsError(describe_missing(found, platform, namespaces, who), **{"missing": result["missing"]})
     return result
+
+
+def run(module, client, svc):
+    params = module.params
+    return check(
+        module, client, svc, params["platform"], params["states"], params["namespace"], params["machine_api_namespace"]
+    )

@@ -36,7 +36,7 @@ STACK_NS = "nvidia-gpu-driver"
 # reached the API server, so the state has written part of its objects; ``start``: before the task runs (a state
 # that only reads). The task names are the roles'; a renamed task fails the test with "never reached".
 CUTS = (
-    ("preflight", "Check that this identity may do what the run needs, before any write", "start"),
+    ("preflight", "Read the cluster (version and APIs, this identity's access, the platform, the nodes)", "start"),
     ("gpu_machineset", "Clone one GPU MachineSet per selected zone from the worker MachineSets", "write"),
     ("entitlement", "Write the entitlement MachineConfigs and wait for the pool to roll them out", "write"),
     (

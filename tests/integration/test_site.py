@@ -122,7 +122,7 @@ def test_connection_is_set_once_through_the_action_group(cluster, tmp_path):
     """The role's tasks carry no kubeconfig/context: module_defaults on the collection's group reach them.
 
     No K8S_AUTH_KUBECONFIG and a HOME without ~/.kube/config: only gpuops_kubeconfig can connect.
-    k8s_cluster_info is not in kubernetes.core's own k8s group, so this also proves our group lists it.
+    platform_info is the collection's own module, so this also proves our group lists it.
     """
     env = {"K8S_AUTH_KUBECONFIG": None, "KUBECONFIG": None, "HOME": str(tmp_path)}
     result = run_site(cluster, env=env, extra_vars=dict(PREFLIGHT_ONLY, gpuops_kubeconfig=cluster.kubeconfig))

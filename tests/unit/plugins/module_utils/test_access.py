@@ -195,7 +195,7 @@ def test_every_state_of_site_yml_is_a_state_the_check_knows():
 
     import yaml
 
-    from ansible_collections.gpuops.cluster.plugins.modules import access_review
+    from ansible_collections.gpuops.cluster.plugins.modules import access_review, platform_info
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))
     with open(os.path.join(root, "playbooks", "site.yml")) as f:
@@ -203,6 +203,7 @@ def test_every_state_of_site_yml_is_a_state_the_check_knows():
     for states in stacks.values():
         assert set(states) <= set(access.STATES), set(states) - set(access.STATES)
     assert access_review.argument_spec()["states"]["choices"] == list(access.STATES)
+    assert platform_info.argument_spec()["access_states"]["choices"] == list(access.STATES)
 
 
 def test_every_path_a_rule_is_marked_for_is_taken_by_an_integration_test_that_proves_its_rules_needed():

@@ -1,4 +1,4 @@
-"""Discovery facts preflight records (module_utils/platform.py)."""
+"""What preflight records of a cluster (module_utils/platform.py)."""
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.platform import api_kinds
 
@@ -12,3 +12,106 @@ def test_api_kinds_from_dicts_and_lists_sorted_once():
     }
     assert api_kinds(apis) == ["apps/v1/DaemonSet", "config.openshift.io/v1/ClusterVersion", "v1/Node", "v1/Pod"]
     assert api_kinds({}) == [] and api_kinds(None) == []
+
+
+from ansible_collections.gpuops.cluster.plugins.module_utils import platform  # noqa: E402
+
+
+class _Resource(object):
+    def __init__(self, group, version, kind):
+        self.group, self.kind = group, kind
+        self.group_version = "{0}/{1}".format(group, version) if group else version
+
+
+class _Resources(object):
+    """What kubernetes.core's discoverer yields: one list per resource, its first entry the resource."""
+
+    def __init__(self, resources):
+        self.resources, self.invalidated = resources, 0
+
+    def invalidate_cache(self):
+        self.invalidated += 1
+
+    def __iter__(self):
+        return iter([[r] for r in self.resources])
+
+
+class _Client(object):
+    def __init__(self, resources):
+        self.resources = _Resources(resources)
+
+
+def test_discovered_apis_keys_group_version_as_k8s_cluster_info_and_refreshes_discovery():
+    client = _Client(
+        [
+            _Resource("", "v1", "Node"),
+            _Resource("", "v1", "Pod"),
+            _Resource("config.openshift.io", "v1", "ClusterVersion"),
+            _Resource("apps", "v1", "DaemonSet"),
+            _Resource("apps", "v1", "DaemonSet"),
+        ]
+    )
+    apis = platform.discovered_apis(client)
+    assert client.resources.invalidated == 1
+    assert apis == {"v1": ["Node", "Pod"], "config.openshift.io/v1": ["ClusterVersion"], "apps/v1": ["DaemonSet"]}
+    kinds = api_kinds(apis)
+    assert platform.is_openshift(kinds) and not platform.is_openshift(["v1/Node", "apps/v1/DaemonSet"])
+    platform.discovered_apis(client, invalidate=False)
+    assert client.resources.invalidated == 1
+
+
+def test_requirements_read_the_minor_as_a_number():
+    assert platform.kubernetes_minor({"minor": "29+"}) == 29
+    assert platform.kubernetes_minor({"minor": ""}) == 0 and platform.kubernetes_minor(None) == 0
+    assert platform.meets_requirements({"minor": "32"}, False, 24, False)
+    assert not platform.meets_requirements({"minor": "23"}, True, 24, False)
+    assert not platform.meets_requirements({"minor": "32"}, False, 24, True)
+    assert platform.meets_requirements({"minor": "32"}, True, 24, True)
+
+
+def test_platform_facts_on_openshift_and_on_kubernetes():
+    infra = {
+        "status": {
+            "platform": "AWS",
+            "infrastructureName": "ocp-x7k2p",
+            "platformStatus": {"aws": {"region": "eu-west-1"}},
+        }
+    }
+    cv = {"status": {"desired": {"version": "4.19.3"}}}
+    nodes = [{"allocatable_gpus": None}, {"allocatable_gpus": 0}, {"allocatable_gpus": 4}]
+    facts = platform.platform_facts({"gitVersion": "v1.32.5"}, True, ["v1/Node"], infra, cv, nodes)
+    assert facts == {
+        "openshift": True,
+        "kubernetes_version": "v1.32.5",
+        "openshift_version": "4.19.3",
+        "cloud": "AWS",
+        "region": "eu-west-1",
+        "infrastructure_name": "ocp-x7k2p",
+        "api_kinds": ["v1/Node"],
+        "nodes": 3,
+        # a node advertising nvidia.com/gpu: 0 (every GPU taken by MIG or unhealthy) still advertises it
+        "gpu_nodes": 2,
+    }
+    k8s = platform.platform_facts({"gitVersion": "v1.34.10"}, False, [], {}, {}, [])
+    assert k8s["cloud"] == "none" and k8s["region"] == "" and k8s["infrastructure_name"] == ""
+    assert "openshift_version" not in k8s and k8s["nodes"] == 0
+
+
+def test_gpu_operator_found_names_its_policies_and_only_its_subscriptions():
+    policies = [{"metadata": {"name": "gpu-cluster-policy"}}]
+    subs = [
+        {"metadata": {"namespace": "nvidia-gpu-operator"}, "spec": {"name": "gpu-operator-certified"}},
+        {"metadata": {"namespace": "openshift-nfd"}, "spec": {"name": "nfd"}},
+        {"metadata": {"namespace": "broken"}},
+    ]
+    assert platform.gpu_operator_found(policies, subs) == [
+        "ClusterPolicy gpu-cluster-policy",
+        "Subscription nvidia-gpu-operator/gpu-operator-certified",
+    ]
+    assert platform.gpu_operator_found(None, None) == []
+
+
+def test_reads_only_what_the_platform_and_the_check_need():
+    assert platform._reads(False, False) == []
+    assert [r["kind"] for r in platform._reads(True, False)] == ["Infrastructure", "ClusterVersion"]
+    assert [r["kind"] for r in platform._reads(False, True)] == ["ClusterPolicy", "Subscription"]
