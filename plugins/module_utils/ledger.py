@@ -33,6 +33,7 @@ import json
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import OWNER_LABEL
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.runner import ensure_present
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
@@ -355,6 +356,22 @@ def _read_live(client, svc, kinds):
     return objects, served
 
 
+def _written(module, client, name, namespace, result):
+    """``result`` (mode record or invalidate), with its data written to the ledger ConfigMap when ``write`` asks for
+    it (k8s_ensure's present path, owner state_ledger: only when it changed); no ledger to invalidate, no write."""
+    result["changed"] = False
+    if module.params.get("write") and result["data"] is not None:
+        definition = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": result["data"],
+        }
+        written = ensure_present(module, client, [definition], owner="state_ledger")
+        result.update((k, v) for k, v in written.items() if k != "pruned")
+    return result
+
+
 def run(module, client, svc):
     mode, states, namespace, name, gpu_label, force = check_params(module.params)
     cm = get_item(client, svc.find_resource("ConfigMap", "v1", fail=True), name, namespace)
@@ -367,7 +384,13 @@ def run(module, client, svc):
             module.params.get("failed_task"),
             now_utc(),
         )
-        return {"changed": False, "data": new_data, "run": [], "skip": [], "reasons": {}, "recorded": cm is not None}
+        return _written(
+            module,
+            client,
+            name,
+            namespace,
+            {"data": new_data, "run": [], "skip": [], "reasons": {}, "recorded": cm is not None},
+        )
     entries = dict((n, parse_entry(data.get(n))) for n, dummy in states)
     nodes = node_digest(list_gpu_nodes(client, svc.find_resource("Node", "v1", fail=True), gpu_label=gpu_label))
     if mode == "check":
@@ -399,4 +422,10 @@ def run(module, client, svc):
         # Every served kind is read again on the next check, so that an object appearing with a state's
         # labels is noticed as well as one that went.
         new_data[state] = entry_text(inputs, nodes, live.get(state, {}), [list(k) for k in served])
-    return {"changed": False, "data": new_data, "run": [], "skip": [], "reasons": {}, "recorded": cm is not None}
+    return _written(
+        module,
+        client,
+        name,
+        namespace,
+        {"data": new_data, "run": [], "skip": [], "reasons": {}, "recorded": cm is not None},
+    )

@@ -22,21 +22,22 @@ description:
     managed-by and owner labels) is still there and unchanged except for its status, and its workloads are ready.
   - The first state that must run, and every state after it, are returned in RV(run), each with its reason.
   - With O(mode=record) the module returns the ledger's new data in RV(data) (the entries of O(states) made from
-    the cluster as it is now, the other entries kept); the caller writes it, for example with
-    M(gpuops.cluster.k8s_ensure), so that an unchanged ledger is not written again.
+    the cluster as it is now, the other entries kept); O(write) writes it in the same module run, as
+    M(gpuops.cluster.k8s_ensure) would, so that an unchanged ledger is not written again.
   - With O(mode=invalidate), after a failed run, RV(data) holds no state's entry, only a note of the state and task
     that failed and when. What broke may be something no entry shows, so the next check runs every state and
     gives that note as the reason. RV(data) is null when there is no ledger (nothing to drop).
-  - Reads only.
+  - Reads only, unless O(write).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
-    details: Reads only, so it runs the same in check mode.
+    details: Reads run the same in check mode; O(write) writes nothing and reports what it would change.
   diff_mode:
-    support: none
+    support: full
+    details: With O(write), the ledger ConfigMap's diff, as M(gpuops.cluster.k8s_ensure) gives it.
   platform:
     platforms: all
 options:
@@ -79,6 +80,14 @@ options:
     description: The name of the task that failed (O(mode=invalidate)); kept in the note. No message is kept, since
       a failed task's message may quote a secret.
     type: str
+  write:
+    description:
+      - With O(mode=record) or O(mode=invalidate), also write RV(data) to the ledger ConfigMap, as
+        M(gpuops.cluster.k8s_ensure) would (owner C(state_ledger); nothing sent when it is as written), in this
+        module run instead of a task of its own.
+      - Not in check mode (nothing is written; RV(changed) says whether it would be).
+    type: bool
+    default: false
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -139,6 +148,13 @@ data:
   returned: when O(mode=record) or O(mode=invalidate)
   type: dict
   sample: {"last-failure": '{"at":"2026-11-28T22:01:02Z","state":"gpu_validation","task":"Run the validation"}'}
+objects:
+  description: The ledger ConfigMap as M(gpuops.cluster.k8s_ensure) reports it (kind, name, namespace, action).
+  returned: when O(write) wrote or compared it
+  type: list
+  elements: dict
+  sample: [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gpuops-state-ledger", "namespace": "kube-system",
+            "action": "unchanged"}]
 """
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
@@ -156,6 +172,7 @@ def argument_spec():
         force=dict(type="bool", default=False),
         failed_state=dict(type="str"),
         failed_task=dict(type="str"),
+        write=dict(type="bool", default=False),
     )
 
 

@@ -106,6 +106,51 @@ def test_states_are_skipped_until_what_they_made_changes(cluster, namespace, ans
     assert res.get("failed") and "mode" in res["msg"], res
 
 
+def test_write_records_in_the_same_run_only_when_changed_and_not_in_check_mode(cluster, namespace, ansible_task):
+    """``write: true`` writes the ledger as k8s_ensure would (owner state_ledger): once, then nothing; check mode
+    and diff say what it would write; an invalidation drops the records the same way."""
+    core = client.CoreV1Api(cluster.api)
+    res = ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, "probe-w", A)], "owner": A})
+    assert not res.get("failed"), res
+    where = {"namespace": namespace, "name": "ledger-written"}
+    states = [{"name": A, "inputs": "in-a"}]
+
+    mark = cluster.audit.mark()
+    res = ansible_task(
+        "gpuops.cluster.state_ledger", dict(where, states=states, mode="record", write=True), check=True, diff=True
+    )
+    assert not res.get("failed"), res
+    assert res["changed"] is True and res["objects"][0]["action"] == "created", res
+    assert res["diff"] and cluster.audit.writes_since(mark) == []
+
+    res = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states, mode="record", write=True))
+    assert res["changed"] is True and res["objects"][0]["action"] == "created", res
+    cm = core.read_namespaced_config_map("ledger-written", namespace)
+    assert cm.data == res["data"] and set(cm.data) == {A}
+    assert cm.metadata.labels == {
+        "gpuops.cluster/owner": "state_ledger",
+        "app.kubernetes.io/managed-by": "gpuops.cluster",
+    }
+    check = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states))
+    assert check["run"] == [] and check["skip"] == [A], check
+
+    mark = cluster.audit.mark()
+    res = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states, mode="record", write=True))
+    assert res["changed"] is False and res["objects"][0]["action"] == "unchanged", res
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+    res = ansible_task(
+        "gpuops.cluster.state_ledger", dict(where, mode="invalidate", failed_state=A, failed_task="t", write=True)
+    )
+    assert res["changed"] is True, res
+    assert set(core.read_namespaced_config_map("ledger-written", namespace).data) == {"last-failure"}
+    assert ansible_task("gpuops.cluster.state_ledger", dict(where, states=states))["run"] == [A]
+    # No ledger, nothing to drop: nothing written.
+    gone = dict(where, name="no-ledger-here")
+    res = ansible_task("gpuops.cluster.state_ledger", dict(gone, mode="invalidate", failed_state=A, write=True))
+    assert res["changed"] is False and res["data"] is None and "objects" not in res, res
+
+
 def test_the_ledger_reads_every_kind_the_teardown_inventory_lists():
     """A kind a role starts to create goes into the teardown inventory; the ledger must stamp it too."""
     from inventory import KINDS as INVENTORY

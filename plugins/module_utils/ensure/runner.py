@@ -185,6 +185,19 @@ def _wait_ready(client, items, timeout, sleep, progress, params, result):
     result.update(ready=True, not_ready=[])
 
 
+def ensure_present(module, client, definitions, owner, field_manager="gpuops.cluster"):
+    """k8s_ensure's present path (no prune, no wait) for objects another module works out, such as the ledger's
+    ConfigMap, so that it writes them in the same module run: read, compare, dry-run and apply only what differs
+    (nothing in check mode). Returns k8s_ensure's ``changed``, ``objects`` and ``diff``."""
+    params = dict(definitions=definitions, namespace=None, owner=owner, state="present", prune=False, prune_kinds=None)
+    items, stale = plan(client, params)
+    result = _result(items, stale, module._diff)
+    if not module.check_mode:
+        timeout, sleep = wait_params("k8s_ensure", {})
+        converge(client, items, field_manager, timeout, sleep, Progress(module))
+    return result
+
+
 def run(module, client, svc):
     params = module.params
     started = time.monotonic()
