@@ -67,8 +67,9 @@ description:
     write C(/etc/ld.so.cache) into it), tolerate O(tolerations) and
     are deleted as soon as they finished and their log was read; whatever is left is deleted at the end, also
     after failures and timeouts.
-  - The module never reports C(changed) - it leaves nothing behind. In check mode no pod is created (the
-    workload checks are reported C(skipped)) and no request that writes is sent.
+  - The validation pods leave nothing behind; the module reports C(changed) only when it wrote the record
+    (O(record_definition)). In check mode no pod is created (the workload checks are reported C(skipped)) and no
+    request that writes is sent.
   - Reports can be written as JSON (O(report_json)), JUnit XML (O(report_junit), one test case per node and
     check) and Markdown (O(report_markdown)), also when the validation fails.
 extends_documentation_fragment:
@@ -268,8 +269,8 @@ options:
         GPU resources in C(status.allocatable) - differs from the record, that the record does not hold, or whose
         record lacks a requested workload check. The others are reported C(skipped) as unchanged, with the time
         they last passed.
-      - The module does not store the record; the caller keeps RV(record_data) (the gpu_validation role keeps it
-        in a ConfigMap, written only when it changes).
+      - The module does not store this record; the caller keeps RV(record_data) (or gives O(record_config_map)
+        and O(record_definition), as the gpu_validation role does, for a record kept in a ConfigMap).
     type: dict
   record_config_map:
     description:
@@ -278,6 +279,13 @@ options:
         O(previous_record). A missing ConfigMap means that no node was validated yet.
       - Saves the caller a read of its own. Mutually exclusive with O(previous_record).
     type: str
+  record_definition:
+    description:
+      - The record's ConfigMap (O(record_config_map) in O(namespace)) without C(data), with the labels and annotations
+        it should carry. The module writes RV(record_data) into it in the same module run, as
+        M(gpuops.cluster.k8s_ensure) would (its C(gpuops.cluster/owner) label as the owner; nothing sent when it is
+        as stored; nothing written in check mode), and reports RV(record_written).
+    type: dict
   force:
     description: With O(previous_record) or O(record_config_map), run the workload checks on every node whatever the record says.
     type: bool
@@ -291,12 +299,13 @@ attributes:
     description: Can run in check mode without writing anything.
     details: The read-only checks (allocatable, driver, metrics) run; the workload checks are reported skipped because they create pods.
   diff_mode:
-    support: none
-    description: The module changes nothing.
+    support: partial
+    description: The validation pods do not stay.
+    details: With O(record_definition), the record ConfigMap's diff, as M(gpuops.cluster.k8s_ensure) gives it.
 notes:
   - Needs list/get on nodes, namespaces and pods, get on pods/log and pods/proxy (or services/proxy), and
     create/delete/deletecollection and watch on pods in O(namespace); with O(record_config_map), get on
-    configmaps in O(namespace).
+    configmaps in O(namespace) (and create, patch with O(record_definition)).
   - In an audit log a normal run shows one create and one delete per validation pod (each pod is deleted as soon
     as its log is read; a deletecollection by the label C(gpuops.cluster/validation-run) follows only if pods of
     the run are still listed at the end); check mode shows none.
@@ -452,6 +461,11 @@ record_data:
   description: RV(record) as ConfigMap data - per node a compact JSON text with sorted keys (the same record gives the same text).
   returned: with previous_record or record_config_map
   type: dict
+record_written:
+  description: What became of the record's ConfigMap (C(created), C(updated), C(unchanged)), as M(gpuops.cluster.k8s_ensure) reports it.
+  returned: with record_definition
+  type: str
+  sample: unchanged
 progress:
   description: 'Timeline of the run (deduplicated), for example C(t+4s validation pods: 2 Running, 1 Succeeded).'
   returned: always

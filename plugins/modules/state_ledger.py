@@ -34,7 +34,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Reads run the same in check mode; O(write) writes nothing and reports what it would change.
+    details: Reads run the same in check mode; O(write) writes nothing and reports (C(changed)) what it would change.
   diff_mode:
     support: full
     details: With O(write), the ledger ConfigMap's diff, as M(gpuops.cluster.k8s_ensure) gives it.
@@ -85,7 +85,7 @@ options:
       - With O(mode=record) or O(mode=invalidate), also write RV(data) to the ledger ConfigMap, as
         M(gpuops.cluster.k8s_ensure) would (owner C(state_ledger); nothing sent when it is as written), in this
         module run instead of a task of its own.
-      - Not in check mode (nothing is written; RV(changed) says whether it would be).
+      - Not in check mode (nothing is written; C(changed) says whether it would be).
     type: bool
     default: false
 requirements:

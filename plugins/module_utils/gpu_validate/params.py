@@ -110,8 +110,34 @@ def argument_spec():
         settle_timeout=dict(type="int", default=0),
         previous_record=dict(type="dict"),
         record_config_map=dict(type="str"),
+        record_definition=dict(type="dict"),
         force=dict(type="bool", default=False),
     )
+
+
+def record_definition(definition, cfg):
+    """record_definition: the record's ConfigMap (without data), checked against record_config_map and namespace."""
+    if definition is None:
+        return None
+    meta = definition.get("metadata") or {}
+    where = "{0}/{1}".format(cfg["namespace"], cfg["record_config_map"])
+    if not cfg["record_config_map"]:
+        raise GpuopsError(
+            "needs record_config_map: the ConfigMap the record is read from is the one it is written to",
+            param="record_definition",
+        )
+    if definition.get("kind") != "ConfigMap" or (definition.get("apiVersion") or "v1") != "v1":
+        raise GpuopsError("must be a v1 ConfigMap (the record is its data)", param="record_definition")
+    if meta.get("name") != cfg["record_config_map"] or (meta.get("namespace") or cfg["namespace"]) != cfg["namespace"]:
+        raise GpuopsError(
+            "names {0}/{1}, but the record is read from {2}: give the same ConfigMap".format(
+                meta.get("namespace") or cfg["namespace"], meta.get("name"), where
+            ),
+            param="record_definition",
+        )
+    if "data" in definition:
+        raise GpuopsError("must not hold data: the module writes the record there", param="record_definition")
+    return dict(definition, metadata=dict(meta, namespace=cfg["namespace"]))
 
 
 def tolerations_of(tolerations):
@@ -292,6 +318,7 @@ def validate_params(params):
                 param="record_config_map",
             )
         check_dns_subdomain(cfg["record_config_map"], "record_config_map", "ConfigMap name")
+    cfg["record_definition"] = record_definition(params.get("record_definition"), cfg)
     cfg["force"] = bool(params.get("force"))
     cfg["reports"] = {}
     for fmt, key in REPORTS:

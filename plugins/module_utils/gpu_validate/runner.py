@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import OWNER_LABEL
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.runner import ensure_present
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import (
     describe_selection,
     list_gpu_nodes,
@@ -394,7 +396,7 @@ def _cleanup(module, cfg, pods_run):
         return ["(cleanup failed: {0})".format(one_line(to_text(exc), 200))]
 
 
-def result_of(module, cfg, report, progress, leftovers, record=None):
+def result_of(module, client, cfg, report, progress, leftovers, record=None):
     result = {
         "changed": False,
         "passed": report["summary"]["result"] == "passed",
@@ -408,6 +410,15 @@ def result_of(module, cfg, report, progress, leftovers, record=None):
     if record is not None:
         result["record"] = record
         result["record_data"] = record_data(record)
+        if cfg["record_definition"] is not None:
+            # Stored in this module run, as k8s_ensure would (only when it changed), instead of a task of its own.
+            definition = dict(cfg["record_definition"], data=result["record_data"])
+            owner = ((definition.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
+            written = ensure_present(module, client, [definition], owner=owner)
+            result["changed"] = written["changed"]
+            result["record_written"] = written["objects"][0]["action"]
+            if "diff" in written:
+                result["diff"] = written["diff"]
     if leftovers:
         result["leftover_pods"] = leftovers
         module.warn("validation pods still present after cleanup: {0}".format(", ".join(leftovers)))
@@ -535,4 +546,4 @@ def run(module, client, svc):
         meta["unchanged"] = sorted(n for n, step in plan.items() if not step["run"])
         meta["forced"] = cfg["force"]
     report = build_report(reports, cfg["checks"], started_wall, round(time.monotonic() - t0, 3), meta)
-    return result_of(module, cfg, report, progress, leftovers, record)
+    return result_of(module, client, cfg, report, progress, leftovers, record)

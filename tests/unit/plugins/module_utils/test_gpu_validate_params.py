@@ -48,6 +48,29 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.gpu_vali
         ({"parallel": 0}, "parallel"),
         ({"record_config_map": "gpu-validation", "previous_record": {}}, "record_config_map"),
         ({"record_config_map": "Bad_Name"}, "record_config_map"),
+        ({"record_definition": {"kind": "ConfigMap", "metadata": {"name": "rec"}}}, "record_definition"),
+        (
+            {"record_config_map": "rec", "record_definition": {"kind": "Secret", "metadata": {"name": "rec"}}},
+            "record_definition",
+        ),
+        (
+            {"record_config_map": "rec", "record_definition": {"kind": "ConfigMap", "metadata": {"name": "other"}}},
+            "record_definition",
+        ),
+        (
+            {
+                "record_config_map": "rec",
+                "record_definition": {"kind": "ConfigMap", "metadata": {"name": "rec", "namespace": "elsewhere"}},
+            },
+            "record_definition",
+        ),
+        (
+            {
+                "record_config_map": "rec",
+                "record_definition": {"kind": "ConfigMap", "metadata": {"name": "rec"}, "data": {}},
+            },
+            "record_definition",
+        ),
         ({"checks": ["metrics"], "metrics_selector": None}, "metrics_selector"),
         ({"settle_timeout": -1, "checks": ["allocatable"]}, "settle_timeout"),
         ({"settle_timeout": 10, "checks": ["allocatable", "vectoradd"]}, "settle_timeout"),
@@ -129,3 +152,11 @@ def test_params_defaults_and_normalisation(tmp_path):
 def test_selector_syntax_accepts_kubectl_forms():
     for sel in ("app=x", "app.kubernetes.io/component=nvidia-driver,tier!=a", "env in (a,b)", "!legacy", "app"):
         assert check_selector(sel, "driver_selector") == sel
+
+
+def test_the_record_definition_is_the_configmap_the_record_is_read_from():
+    definition = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rec", "labels": {"a": "b"}}}
+    cfg = validate_params(params(record_config_map="rec", record_definition=definition))
+    assert cfg["record_definition"]["metadata"] == {"name": "rec", "labels": {"a": "b"}, "namespace": cfg["namespace"]}
+    assert "namespace" not in definition["metadata"]  # the caller's dict is left alone
+    assert validate_params(params(record_config_map="rec"))["record_definition"] is None
