@@ -18,7 +18,12 @@ from kubernetes import client
 
 pytestmark = pytest.mark.integration
 
-A, B = "ledger_probe_a", "ledger_probe_b"
+
+def probes(namespace):
+    """State names of this test alone: the ledger finds what a state made by its owner label in every namespace,
+    and the namespace of the test before may still be terminating with its probes in it."""
+    tag = namespace.replace("-", "_")
+    return "ledger_probe_a_" + tag, "ledger_probe_b_" + tag
 
 
 def config_map(namespace, name, owner, value="1"):
@@ -35,6 +40,7 @@ def config_map(namespace, name, owner, value="1"):
 
 
 def test_states_are_skipped_until_what_they_made_changes(cluster, namespace, ansible_task):
+    A, B = probes(namespace)
     core = client.CoreV1Api(cluster.api)
     for name, owner in (("probe-a", A), ("probe-b", B)):
         res = ansible_task(
@@ -109,6 +115,7 @@ def test_states_are_skipped_until_what_they_made_changes(cluster, namespace, ans
 def test_write_records_in_the_same_run_only_when_changed_and_not_in_check_mode(cluster, namespace, ansible_task):
     """``write: true`` writes the ledger as k8s_ensure would (owner state_ledger): once, then nothing; check mode
     and diff say what it would write; an invalidation drops the records the same way."""
+    A = probes(namespace)[0]
     core = client.CoreV1Api(cluster.api)
     res = ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, "probe-w", A)], "owner": A})
     assert not res.get("failed"), res
@@ -132,7 +139,6 @@ def test_write_records_in_the_same_run_only_when_changed_and_not_in_check_mode(c
         "app.kubernetes.io/managed-by": "gpuops.cluster",
     }
     check = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states))
-    # Failed once in a clean clone (run [A] right after the write); the reason says why, next time.
     assert check["run"] == [] and check["skip"] == [A], check.get("reasons")
 
     mark = cluster.audit.mark()
