@@ -162,20 +162,32 @@ def check_burnin(text, level):
     return {"status": PASS if ok else FAIL, "message": "burn-in: " + message, "gpus": gpus}
 
 
-def check_workload(check, pod, log, timed_out=False, timeout=None, driver_version=None, burnin_level=None):
-    """Judge one validation pod: Succeeded with the expected output (the burn-in: finished with DCGM's JSON)."""
+def check_workload(
+    check, pod, log, timed_out=False, timeout=None, driver_version=None, burnin_level=None, log_error=None
+):
+    """Judge one validation pod: Succeeded with the expected output (the burn-in: finished with DCGM's JSON).
+
+    ``log_error``: why the log could not be read; a verdict that fails on the termination message alone says it,
+    since that message holds only the output's last lines."""
     label = {"vectoradd": "vectoradd", "nvidia_smi": "nvidia-smi", "burnin": "burn-in"}[check]
     if pod is None:
         return {"status": FAIL, "message": "{0} pod disappeared before it finished".format(label)}
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     text = pod_log_text(pod, log)
+    unread = " (its log could not be read: {0}; judged on the termination message)".format(log_error)
     if check == "burnin" and (phase == "Succeeded" or (phase == "Failed" and "{" in text)):
-        return check_burnin(text, burnin_level or 2)
+        res = check_burnin(text, burnin_level or 2)
+        if res["status"] == FAIL and log_error:
+            res["message"] += unread
+        return res
     if phase == "Succeeded":
         ok, detail = judge_output(check, text, driver_version)
         if ok:
             return {"status": PASS, "message": "{0}: {1}".format(label, detail)}
-        return {"status": FAIL, "message": "{0} pod Succeeded but {1}".format(label, detail)}
+        return {
+            "status": FAIL,
+            "message": "{0} pod Succeeded but {1}{2}".format(label, detail, unread if log_error else ""),
+        }
     state = pod_state(pod)
     if phase == "Failed":
         message = "{0} pod Failed ({1})".format(label, state if state != "Failed" else failed_reason(pod))

@@ -50,6 +50,11 @@ def delete_finished_leftovers(client, pod_api, namespace):
     return [p["metadata"]["name"] for p in left]
 
 
+# Reads of a finished pod's log before the verdict falls back to its termination message, and the pause between.
+LOG_READS = 3
+LOG_RETRY_SECONDS = 1
+
+
 def core_api(client):
     from kubernetes.client import CoreV1Api
 
@@ -98,6 +103,7 @@ class PodRun(object):
         self.pool = ThreadPoolExecutor(max_workers=max(1, min(cfg["parallel"], pool_size(client))))
         self.created = []
         self.errors = {}
+        self.log_errors = {}
         self.pods = {}
         self.finished = {}
         self.futures = {}
@@ -186,10 +192,21 @@ class PodRun(object):
         log = None
         try:
             if phase in ("Succeeded", "Failed"):
-                log = read_log(self.core, name, self.namespace)
+                log = self._read_log(name)
         finally:
             self._delete(name)
         return log
+
+    def _read_log(self, name):
+        """The log, read again after a failed read: a kubelet busy or restarting answers 5xx or a timeout for a
+        moment, and the termination message the verdict would fall back to holds only the output's last lines."""
+        for attempt in range(LOG_READS):
+            try:
+                return read_log(self.core, name, self.namespace)
+            except Exception as exc:
+                if attempt == LOG_READS - 1 or status_of(exc) in (401, 403, 404):
+                    raise
+                self.sleep(LOG_RETRY_SECONDS)
 
     def _gone(self, name):
         with self.lock:
@@ -318,13 +335,14 @@ class PodRun(object):
         return timed_out
 
     def logs(self):
-        """{pod: log text} of the finished pods (None where the log could not be read)."""
+        """{pod: log text} of the finished pods (None where the log could not be read; ``log_errors`` says why)."""
         out = {}
         for name, future in self.futures.items():
             try:
                 out[name] = future.result()
-            except Exception:  # the verdict falls back to the termination message
+            except Exception as exc:  # the verdict falls back to the termination message
                 out[name] = None
+                self.log_errors[name] = api_message(exc)
         return out
 
     # -- cleanup

@@ -364,6 +364,7 @@ def judge_pods(cfg, pods_run, owner, results, timed_out):
             cfg["wait_timeout"],
             cfg["driver_version"],
             cfg.get("burnin_level"),
+            pods_run.log_errors.get(pod_name),
         )
         res["pod"] = pod_name
         res["duration"] = pods_run.finished.get(pod_name)

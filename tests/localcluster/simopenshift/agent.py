@@ -238,6 +238,10 @@ class NodeAgent(Controller):
                 restarted = states[name].restarts > 0
                 self.logs.write(pod, name, log, previous_text=log if restarted else None)
             self.logs.publish(pod, containers)
+        elif any(state.kind == podsim.ContainerState.RUNNING for state in states.values()):
+            # A container has its (empty) log from its start, as under a kubelet; publishing it now also gives kwok
+            # time to see the Logs object before the pod shows terminated, when a reader asks for the log.
+            self.logs.started(pod, containers)
         status = podsim.pod_status(pod, states, self.host_ip(node), clock.started if clock else time.time())
         if not podsim.same_status(pod.get("status"), status):
             podsim.patch_pod_status(self.client, pod, status)
@@ -576,7 +580,9 @@ class NodeAgent(Controller):
         if exit_code and restart_policy != "Never":
             self._crash_loop(node, pod, log, clock, age, now, wake)
             return
-        state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
+        state = podsim.terminated(
+            exit_code, clock.started, now, podsim.termination_message(pod, exit_code, log), clock.restarts
+        )
         self.apply(node, pod, self.all_states(pod, state), log, clock)
         self.log.info(
             "entitlement test pod %s/%s on %s: %s%s",
@@ -952,7 +958,9 @@ class NodeAgent(Controller):
                 wake.append(runs_for - age)
                 return
             exit_code = (diag_exit if kind == "dcgm-diag" else 0) if ok else 1
-            state = podsim.terminated(exit_code, clock.started, now, podsim.tail(log) or None, clock.restarts)
+            state = podsim.terminated(
+                exit_code, clock.started, now, podsim.termination_message(pod, exit_code, log), clock.restarts
+            )
             self.apply(node, pod, self.all_states(pod, state), log, clock)
             self.log.info(
                 "pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node), "Succeeded" if ok else "Failed"

@@ -438,6 +438,8 @@ class BuildController(Controller):
                         "image": BUILDER_IMAGE,
                         "command": ["openshift-docker-build"],
                         "env": [{"name": "BUILD", "value": name_of(build)}],
+                        # As openshift-controller-manager's build strategy (strategy/docker.go) sets it.
+                        "terminationMessagePolicy": "FallbackToLogsOnError",
                         "volumeMounts": mounts,
                     }
                 ],
@@ -604,7 +606,11 @@ class BuildController(Controller):
         if pod is not None:
             self.logs.write(pod, "docker-build", text)
             self.logs.publish(pod, ["docker-build"])
-            states = {"docker-build": podsim.terminated(exit_code, start, now, podsim.tail(text))}
+            states = {
+                "docker-build": podsim.terminated(
+                    exit_code, start, now, podsim.termination_message(pod, exit_code, text)
+                )
+            }
             podsim.patch_pod_status(self.client, pod, podsim.pod_status(pod, states, self._host_ip(pod), start))
         self._status(build, fields)
         self.log.info("build %s: %s", key_of(build), fields["phase"])

@@ -234,7 +234,13 @@ def validation_pod(
     restart_policy="Never",
     image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.4.1-ubi9",
 ):
-    container = {"name": "cuda", "image": image, "command": list(command)}
+    # The kubelet puts the log's end in the terminated state only with this policy (and a non-zero exit).
+    container = {
+        "name": "cuda",
+        "image": image,
+        "command": list(command),
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
     if gpus:
         container["resources"] = {"limits": {catalog.GPU_RESOURCE: str(gpus)}}
     spec = {

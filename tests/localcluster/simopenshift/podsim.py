@@ -7,8 +7,9 @@ Two things a real kubelet provides are reproduced here:
 
 * the pod status: phase, conditions, containerStatuses with waiting /
   running / terminated states, restartCount, CrashLoopBackOff, and for
-  terminated containers a termination ``message`` (the tail of the log, as
-  ``terminationMessagePolicy: FallbackToLogsOnError`` gives);
+  terminated containers a termination ``message`` (the tail of the log, only
+  where ``terminationMessagePolicy: FallbackToLogsOnError`` gives one: a
+  non-zero exit);
 * the container log, readable through the normal ``pods/log`` API: the text
   is written to a CRI-format file under ``<workdir>/podlogs`` and a kwok
   ``Logs`` object (kwok.x-k8s.io/v1alpha1, same name/namespace as the pod,
@@ -163,6 +164,16 @@ class LogStore(object):
             self.written[path] = (text, previous_text)
         return path
 
+    def started(self, pod, containers):
+        """An empty log for each container that has none yet, published."""
+        with self.lock:
+            if meta(pod).get("uid") in self.published:
+                return
+        for container in containers:
+            if not os.path.exists(self.path(pod, container)):
+                self.write(pod, container, "")
+        self.publish(pod, containers)
+
     def publish(self, pod, containers):
         """Make sure a Logs object points every container at its file."""
         uid = meta(pod).get("uid")
@@ -215,6 +226,18 @@ class LogStore(object):
 def tail(text, lines=20, limit=4096):
     kept = "\n".join((text or "").rstrip("\n").split("\n")[-lines:])
     return kept[-limit:]
+
+
+def termination_message(pod, exit_code, log):
+    """The terminated state's ``message`` as the kubelet sets it when the program wrote no termination-log file
+    (the simulated programs never do): with ``terminationMessagePolicy: FallbackToLogsOnError`` and a non-zero exit,
+    the log's last 80 lines, at most 2,048 bytes; otherwise none (core/v1 Container.terminationMessagePolicy;
+    kubelet kuberuntime_container.go, kubecontainer.MaxContainerTerminationMessageLogLines/-Length)."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    if not exit_code or containers[0].get("terminationMessagePolicy") != "FallbackToLogsOnError":
+        return None
+    kept = tail(log, lines=80, limit=2048)
+    return kept or None
 
 
 class ContainerState(object):

@@ -345,6 +345,20 @@ def test_terminated_containers_give_the_kubelet_phase(restart, exit_code, phase)
     assert ready["status"] == "False"
 
 
+def test_the_termination_message_is_the_logs_end_only_on_an_error_with_the_fallback_policy():
+    """core/v1 Container.terminationMessagePolicy: FallbackToLogsOnError uses the log's last chunk, 2,048 bytes or
+    80 lines, when the container exited with an error; a success, or the File policy, gives none."""
+    log = "".join("line %03d %s\n" % (i, "x" * 10) for i in range(200))
+    fallback = pod("Never")
+    fallback["spec"]["containers"][0]["terminationMessagePolicy"] = "FallbackToLogsOnError"
+    message = podsim.termination_message(fallback, 1, log)
+    assert message.endswith("line 199 xxxxxxxxxx") and len(message.split("\n")) == 80
+    long_lines = "".join("%s\n" % ("y" * 100) for i in range(50))
+    assert len(podsim.termination_message(fallback, 205, long_lines)) == 2048
+    assert podsim.termination_message(fallback, 0, log) is None
+    assert podsim.termination_message(pod("Never"), 1, log) is None
+
+
 def test_running_waiting_and_crashloop_statuses():
     running = podsim.pod_status(pod("Always"), {"c": podsim.running(1)}, "127.0.0.1", 1)
     assert running["phase"] == "Running" and running["podIP"].startswith("10.128.")

@@ -145,3 +145,25 @@ def test_dcgm3_level_1_passes_on_deployment_checks_that_name_no_gpu():
         "version": "3.3.8",
     }
     assert judge(json.dumps(doc), 1)[:2] == (True, "dcgmi diag -r 1 (DCGM 3.3.8): passed Denylist, NVML Library")
+
+
+def test_a_log_that_could_not_be_read_is_named_when_the_termination_message_is_all_there_is():
+    """The termination message holds only the output's last lines (the kubelet's 2,048 bytes / 80 lines; the
+    simulator's 20 lines): no diagnostic JSON in it, and the verdict says the log was not read, and why."""
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.checks import check_workload
+
+    tail = "\n".join(DCGM4_FAIL.splitlines()[-20:])
+    pod = {
+        "status": {
+            "phase": "Failed",
+            "containerStatuses": [{"state": {"terminated": {"exitCode": 205, "message": tail}}}],
+        }
+    }
+    res = check_workload("burnin", pod, None, burnin_level=2, log_error="(500) Internal Server Error: timeout")
+    assert res["status"] == "fail" and res["message"].startswith("burn-in: dcgmi diag -r 2 gave no diagnostic JSON")
+    assert res["message"].endswith(
+        " (its log could not be read: (500) Internal Server Error: timeout; judged on the termination message)"
+    )
+    # Read: judged on the whole output, no word about the termination message.
+    res = check_workload("burnin", pod, DCGM4_FAIL, burnin_level=2, log_error=None)
+    assert "GPU 1 failed memory" in res["message"] and "termination" not in res["message"]

@@ -131,3 +131,43 @@ def test_a_node_that_recovers_between_looks_loses_nothing_and_a_deleted_node_is_
     now[0] = 20.0
     run.look_at_nodes(lambda: {"gpu-1": _node("gpu-1")})
     assert run.lost == {"va-gpu-0": "node gpu-0 is gone"}
+
+
+class _FlakyLogs(object):
+    """CoreV1Api.read_namespaced_pod_log that fails with the given statuses first, then answers."""
+
+    def __init__(self, *statuses):
+        self.statuses = list(statuses)
+        self.calls = 0
+
+    def read_namespaced_pod_log(self, pod, namespace, **kwargs):
+        from kubernetes.client.rest import ApiException
+
+        self.calls += 1
+        if self.statuses:
+            raise ApiException(status=self.statuses.pop(0), reason="from the test")
+
+        class Response(object):
+            data = b'{"DCGM Diagnostic": {}}\n'
+
+        return Response()
+
+
+def test_a_finished_pods_log_is_read_again_after_a_failed_read_but_not_when_the_pod_is_gone():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import podrun
+
+    slept = []
+    run = _pod_run(lambda: 0.0)
+    run.sleep = slept.append
+    run.core = _FlakyLogs(500, 503)
+    assert run._read_log("va-gpu-0") == '{"DCGM Diagnostic": {}}\n'
+    assert run.core.calls == 3 and slept == [podrun.LOG_RETRY_SECONDS] * 2
+
+    run.core = _FlakyLogs(500, 500, 500)
+    run.futures = {"va-gpu-0": run.pool.submit(run._read_log, "va-gpu-0")}
+    assert run.logs() == {"va-gpu-0": None} and run.core.calls == podrun.LOG_READS
+    assert run.log_errors["va-gpu-0"].startswith("(500)")
+
+    run.core = _FlakyLogs(404)
+    run.futures = {"va-gpu-1": run.pool.submit(run._read_log, "va-gpu-1")}
+    assert run.logs() == {"va-gpu-1": None} and run.core.calls == 1
