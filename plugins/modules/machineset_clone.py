@@ -328,6 +328,28 @@ progress:
   type: list
   elements: str
   sample: ["t+0s mycluster-x7k2p-gpu-us-east-2a: 0/1 Machines Running, 0/1 Nodes Ready"]
+observed:
+  description:
+    - The GPU MachineSets of RV(machinesets) as the cluster has them at the end of the task (after the writes and the
+      wait), their Machines and the Nodes of those Machines, read in three list requests. What a caller judges
+      readiness on, without a read of its own.
+    - In check mode, what exists now.
+  returned: when O(state=present)
+  type: dict
+  contains:
+    machinesets:
+      description: The MachineSet objects (those not created yet are missing).
+      type: list
+      elements: dict
+    machines:
+      description: The Machine objects of those MachineSets.
+      type: list
+      elements: dict
+    nodes:
+      description: The Node objects the Machines name in C(status.nodeRef).
+      type: list
+      elements: dict
+  sample: {"machinesets": [], "machines": [], "nodes": []}
 duration:
   description: Seconds the task took.
   returned: always

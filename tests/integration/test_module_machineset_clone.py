@@ -236,6 +236,16 @@ def test_all_workers_wait_then_absent(cluster, ansible_task, workers):
         node = core(cluster).read_node(m["status"]["nodeRef"]["name"])
         assert node.metadata.labels["gpuops.io/pool"] == "training"
         assert node.metadata.labels["node.kubernetes.io/instance-type"] == GPU_TYPE
+    # What the task saw after its wait: these MachineSets, their Machines and only those Machines' Nodes.
+    observed = result["observed"]
+    assert sorted(m["metadata"]["name"] for m in observed["machinesets"]) == targets
+    assert sorted(m["metadata"]["name"] for m in observed["machines"]) == sorted(
+        m["metadata"]["name"] for m in machines
+    )
+    assert sorted(n["metadata"]["name"] for n in observed["nodes"]) == sorted(
+        m["status"]["nodeRef"]["name"] for m in machines
+    )
+    assert all(m["status"]["phase"] == "Running" for m in observed["machines"])
 
     # same again: nothing to do
     mark = cluster.audit.mark()
@@ -259,6 +269,9 @@ def test_all_workers_wait_then_absent(cluster, ansible_task, workers):
     mark = cluster.audit.mark()
     result = ansible_task(MODULE, {"state": "absent", "all_workers": True})
     assert result["changed"] is False and cluster.audit.writes_since(mark, include_dry_run=True) == []
+    # Nothing of them left to see.
+    result = ansible_task(MODULE, dict(args, wait=False), check=True)
+    assert result["observed"] == {"machinesets": [], "machines": [], "nodes": []}, result["observed"]
 
 
 def test_absent_never_deletes_a_users_machineset(cluster, ansible_task, workers):

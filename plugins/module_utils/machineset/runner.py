@@ -47,7 +47,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.provider
     check_instance_type,
     prepare_value,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.wait import wait_machines
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset.wait import machines_of, wait_machines
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import diff_objects
@@ -231,6 +231,28 @@ def _wait(module, client, svc, plan, out):
     return progress.events
 
 
+def _observe(client, svc, resource, out):
+    """The GPU MachineSets of this run as they are now, their Machines and those Machines' Nodes: what a caller
+    judges readiness on, read once after the writes and the wait (three list requests)."""
+    names = sorted(set(i["name"] for i in out.items))
+    if not names:
+        return {"machinesets": [], "machines": [], "nodes": []}
+    machinesets = [m for m in list_machinesets(client, resource, out.namespace) if name_of(m) in names]
+    machine_res = svc.find_resource("Machine", API_VERSION, fail=True)
+    machines = list_items(client, machine_res, namespace=out.namespace, label_selector=machines_of(names))
+    for obj in machines:
+        obj.setdefault("apiVersion", API_VERSION)
+        obj.setdefault("kind", "Machine")
+    wanted = set(dig(m, ("status", "nodeRef", "name")) for m in machines) - set([None])
+    nodes = []
+    if wanted:
+        nodes = [n for n in list_items(client, svc.find_resource("Node", "v1", fail=True)) if name_of(n) in wanted]
+        for obj in nodes:
+            obj.setdefault("apiVersion", "v1")
+            obj.setdefault("kind", "Node")
+    return {"machinesets": machinesets, "machines": machines, "nodes": nodes}
+
+
 def _machineset_resource(svc):
     resource = svc.find_resource(KIND, API_VERSION)
     if resource is None:
@@ -263,6 +285,8 @@ def run(module, client, svc):
             result["progress"] = _wait(module, client, svc, plan, out)
     if module._diff:
         result["diff"] = out.diff
+    if plan["state"] == "present":
+        result["observed"] = _observe(client, svc, resource, out)
     result["machinesets"] = out.items
     result["duration"] = round(time.monotonic() - started, 3)
     for warning in out.warnings:

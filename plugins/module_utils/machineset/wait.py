@@ -67,7 +67,8 @@ def machines_gone(ms_names, machines):
     return not left, "{0} Machines left ({1})".format(len(left), names(left))
 
 
-def _selector(ms_names):
+def machines_of(ms_names):
+    """The label selector of the Machines of these MachineSets."""
     return "{0} in ({1})".format(LABEL_MACHINESET, ",".join(sorted(ms_names)))
 
 
@@ -98,7 +99,7 @@ def wait_machines(client, svc, namespace, want, timeout, sleep, progress, absent
     state = {"done": False, "failed": [], "message": ""}
     waiter = Waiter(client, machine_res, _predicate(client, node_res, want, absent, state, progress))
     dummy, dummy2, elapsed = wait_backoff(
-        waiter, timeout, sleep, namespace=namespace, label_selectors=[_selector(want)]
+        waiter, timeout, sleep, namespace=namespace, label_selectors=[machines_of(want)]
     )
     if state["failed"]:
         raise GpuopsError(
