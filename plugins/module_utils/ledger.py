@@ -349,10 +349,7 @@ def _read_live(client, svc, kinds):
         if resource is None:
             continue
         served.append((api_version, kind))
-        for obj in list_items(client, resource, label_selector=selector):
-            obj.setdefault("kind", kind)
-            obj.setdefault("apiVersion", api_version)
-            objects.append(obj)
+        objects.extend(list_items(client, resource, label_selector=selector, typed=True))
     return objects, served
 
 

@@ -92,11 +92,7 @@ def item(obj, source_name, action, gpu=None, notes=None):
 
 
 def list_machinesets(client, resource, namespace):
-    items = list_items(client, resource, namespace=namespace)
-    for obj in items:
-        obj.setdefault("apiVersion", API_VERSION)
-        obj.setdefault("kind", KIND)
-    return items
+    return list_items(client, resource, namespace=namespace, typed=True)
 
 
 def _aws_offering(plan, pairs, providers):
@@ -239,17 +235,12 @@ def _observe(client, svc, resource, out):
         return {"machinesets": [], "machines": [], "nodes": []}
     machinesets = [m for m in list_machinesets(client, resource, out.namespace) if name_of(m) in names]
     machine_res = svc.find_resource("Machine", API_VERSION, fail=True)
-    machines = list_items(client, machine_res, namespace=out.namespace, label_selector=machines_of(names))
-    for obj in machines:
-        obj.setdefault("apiVersion", API_VERSION)
-        obj.setdefault("kind", "Machine")
+    machines = list_items(client, machine_res, namespace=out.namespace, label_selector=machines_of(names), typed=True)
     wanted = set(dig(m, ("status", "nodeRef", "name")) for m in machines) - set([None])
     nodes = []
     if wanted:
-        nodes = [n for n in list_items(client, svc.find_resource("Node", "v1", fail=True)) if name_of(n) in wanted]
-        for obj in nodes:
-            obj.setdefault("apiVersion", "v1")
-            obj.setdefault("kind", "Node")
+        node_res = svc.find_resource("Node", "v1", fail=True)
+        nodes = [n for n in list_items(client, node_res, typed=True) if name_of(n) in wanted]
     return {"machinesets": machinesets, "machines": machines, "nodes": nodes}
 
 

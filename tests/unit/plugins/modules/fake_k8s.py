@@ -25,6 +25,8 @@ class Resource(object):
     def __init__(self, kind, api_version, namespaced):
         self.kind = kind
         self.api_version = api_version
+        # kubernetes.dynamic's Resource: group/version ("apps/v1"; "v1" for the core group).
+        self.group_version = api_version
         self.namespaced = namespaced
 
 
