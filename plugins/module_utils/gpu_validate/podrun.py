@@ -25,6 +25,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     pool_size,
     status_of,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
+    SETTLE_SECONDS,
+    marked_by_node_controller,
+)
 
 # How often the nodes of the pods still running are read while following them (a node lost mid-run would
 # otherwise be found only at the timeout: its pods never finish).
@@ -144,7 +148,10 @@ class PodRun(object):
     def look_at_nodes(self, read_nodes=None):
         """Every NODE_LOOK_SECONDS: the pods on a node not Ready on two looks in a row are lost (finished, with
         why). A node lifecycle controller says NotReady only after its grace period, so one look is enough to
-        believe it; the second look keeps a node that recovers at once."""
+        believe it; the second look keeps a node that recovers at once. A node the node lifecycle controller marked
+        (Ready Unknown) is given SETTLE_SECONDS, as at the start of a run: after an API server restart its informers
+        can believe every lease stale, and the kubelet re-posts Ready on its next status sync (10 s) plus its
+        backoff; a node really lost stays Unknown and is named then."""
         now = self.clock()
         if self._nodes_looked is not None and now - self._nodes_looked < NODE_LOOK_SECONDS:
             return
@@ -161,6 +168,9 @@ class PodRun(object):
             if node_name not in self._not_ready_since:
                 self._not_ready_since[node_name] = now
                 continue
+            if node_name in nodes and marked_by_node_controller(nodes[node_name]):
+                if now - self._not_ready_since[node_name] < SETTLE_SECONDS:
+                    continue
             if node_name not in nodes:
                 why = "node {0} is gone".format(node_name)
             else:

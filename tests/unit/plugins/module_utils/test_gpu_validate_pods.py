@@ -133,6 +133,27 @@ def test_a_node_that_recovers_between_looks_loses_nothing_and_a_deleted_node_is_
     assert run.lost == {"va-gpu-0": "node gpu-0 is gone"}
 
 
+def test_a_node_the_node_controller_marked_is_given_the_settle_time_before_its_pods_are_lost():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import SETTLE_SECONDS
+
+    now = [0.0]
+    run = _pod_run(lambda: now[0])
+    marked = {
+        "gpu-0": _node("gpu-0"),
+        "gpu-1": _node("gpu-1", "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),
+    }
+    looks = 0
+    while now[0] < SETTLE_SECONDS:
+        run.look_at_nodes(lambda: marked)
+        looks += 1
+        assert run.lost == {}, now[0]  # an API server restart's mark: the kubelet posts Ready again within seconds
+        now[0] += 10.0
+    assert looks >= 3  # more than the two looks a kubelet's own NotReady gets
+    run.look_at_nodes(lambda: marked)
+    assert set(run.lost) == {"va-gpu-1", "smi-gpu-1"}
+    assert run.lost["va-gpu-1"] == "node gpu-1 went NotReady (NodeStatusUnknown: Kubelet stopped posting node status.)"
+
+
 class _FlakyLogs(object):
     """CoreV1Api.read_namespaced_pod_log that fails with the given statuses first, then answers."""
 
