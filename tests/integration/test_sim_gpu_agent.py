@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import signal
 import sys
 import time
 import uuid
@@ -237,6 +238,34 @@ def test_broken_node_goes_not_ready_and_back(kube, env):
     assert not node_ready(kube.get(NODES, node))  # kwok does not bring it back behind our back
     control.repair_node(kube.api, node)
     wait_for(lambda: control.node_is_ready(kube.api, node), 20, what="Ready again")
+
+
+def test_a_node_the_node_controller_marked_is_posted_ready_as_a_kubelet_posts_it(cluster, kube, env):
+    """kube-controller-manager marks a node (Ready Unknown, NodeStatusUnknown) when its informers find the Lease
+    stale, as after an API server restart. A kubelet posts Ready again on its next 10 s status sync; kwok only when
+    its node watch delivers the mark, which after restarts can take a minute. Played with kwok stopped."""
+    node = env.node(gpus=1)
+    wait_for(lambda: control.node_is_ready(kube.api, node), 30, what="Ready")
+    kwok = cluster.lc.pid_of("kwok")
+    os.kill(kwok, signal.SIGSTOP)
+    try:
+        live = kube.get(NODES, node)
+        conditions = []
+        for cond in live["status"]["conditions"]:
+            if cond["type"] in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure"):
+                cond = dict(cond, status="Unknown", reason="NodeStatusUnknown")
+                cond["message"] = "Kubelet stopped posting node status."
+            conditions.append(cond)
+        kube.patch(NODES, node, {"status": {"conditions": conditions}}, subresource="status")
+        assert not node_ready(kube.get(NODES, node))
+        marked = time.time()
+        wait_for(lambda: node_ready(kube.get(NODES, node)), 25, what="Ready posted again with kwok stopped")
+        took = time.time() - marked
+    finally:
+        os.kill(kwok, signal.SIGCONT)
+    assert took <= 21, took  # one status sync (10 s) and a reconcile, not kwok's watch
+    ready = [c for c in kube.get(NODES, node)["status"]["conditions"] if c["type"] == "Ready"][0]
+    assert ready["reason"] == "KubeletReady", ready
 
 
 MULTISTAGE_DOCKERFILE = """\

@@ -14,7 +14,7 @@ import time
 
 import pytest
 import yaml
-from simopenshift import catalog, gpustack, machineapi, mco, podsim, seed
+from simopenshift import catalog, gpustack, leases, machineapi, mco, podsim, seed
 from simopenshift.kube import WorkQueue, match_selector
 
 KERNEL = catalog.cluster_build().kernel
@@ -414,3 +414,34 @@ def test_workqueue_dedupes_delays_and_requeues_dirty_keys():
     queue.add("c", 0.3)
     start = time.time()
     assert queue.get(stop) == "c" and time.time() - start >= 0.25
+
+
+def _marked_node(labels=None):
+    unknown = {"status": "Unknown", "reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status."}
+    return {
+        "metadata": {"name": "gpu-0", "labels": labels or {}},
+        "status": {
+            "conditions": [
+                dict(unknown, type="MemoryPressure"),
+                dict(unknown, type="Ready"),
+                {"type": "NetworkUnavailable", "status": "False", "reason": "RouteCreated", "message": "m"},
+            ]
+        },
+    }
+
+
+def test_a_node_the_node_controller_marked_is_posted_ready_again_as_a_kubelet_posts_it():
+    conditions = leases.reposted(_marked_node(), 0)
+    by_type = dict((c["type"], c) for c in conditions)
+    assert by_type["Ready"]["status"] == "True" and by_type["Ready"]["reason"] == "KubeletReady"
+    assert by_type["MemoryPressure"]["status"] == "False"
+    assert by_type["NetworkUnavailable"]["message"] == "m"  # not marked: as it was
+    assert by_type["Ready"]["lastHeartbeatTime"] == "1970-01-01T00:00:00Z"
+
+
+def test_a_node_a_test_holds_not_ready_or_a_kubelet_said_not_ready_keeps_its_conditions():
+    assert leases.reposted(_marked_node({catalog.LABEL_NOT_READY: "broken"}), 0) is None
+    node = _marked_node()
+    node["status"]["conditions"][1].update(status="False", reason="KubeletNotReady")
+    assert leases.reposted(node, 0) is None
+    assert leases.reposted({"metadata": {"name": "n"}, "status": {}}, 0) is None
