@@ -430,6 +430,16 @@ def _failure(run, state=None):
     return "{0}: {1}".format(final.split(" (", 1)[0], " / ".join(failed))
 
 
+def _why(run):
+    """Why a run that had to converge failed: its failed tasks' messages (the output's tail showed only the JSON's
+    closing lines), or the tail when the output is not a result."""
+    result = run.result()
+    if result is None:
+        return run.text()[-3000:]
+    final, failed = failure_of(result)
+    return "{0}\n{1}".format(final, "\n".join(m[:2000] for m in failed))
+
+
 def chain(cluster, tmp_path, kind, extra_args):
     """Cut site.yml in every state (faults.CUTS), in order. A cut that ends the run (always, for ``kill``) is
     followed by a new run from the cut state (``gpuops_from_state``, site.yml's "run a part": the states before it
@@ -488,14 +498,14 @@ def chain(cluster, tmp_path, kind, extra_args):
                 break
         else:
             rc = run.wait(900)
-            assert rc == 0, run.text()[-3000:]
+            assert rc == 0, _why(run)
             if not rows[-1]["rerun"]:
                 rows[-1]["rerun"] = "converged (run {0}{1})".format(runs, part)
             if not start:
                 return rows, runs
     run = SiteRun(cluster, tmp_path, "final", None, extra_args)
     rc = run.wait(900)
-    assert rc == 0, run.text()[-3000:]
+    assert rc == 0, _why(run)
     rows[-1]["rerun"] = rows[-1]["rerun"] or "converged (run {0})".format(runs + 1)
     return rows, runs + 1
 
