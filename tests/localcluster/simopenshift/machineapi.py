@@ -368,6 +368,12 @@ def pick_for_deletion(machines, count, policy, nodes_ready):
     return ranked[:count]
 
 
+# How long and how often the MachineSet controller looks for its writes in its cache (machine-api-operator's
+# stateConfirmationTimeout and stateConfirmationInterval).
+CONFIRM_SECONDS = 10.0
+CONFIRM_INTERVAL = 0.1
+
+
 class MachineSetController(Controller):
     name = "machineset"
 
@@ -395,6 +401,22 @@ class MachineSetController(Controller):
         machine = self.machines.get(name, namespace)
         if machine:
             self._on_machine(etype, machine, None)
+
+    def _confirm(self, key, names, namespace, seen):
+        """Wait until this controller's cache shows its writes: created Machines there (``seen``), deleted ones gone
+        or deleting. The machine-api MachineSet controller does the same (openshift/machine-api-operator
+        pkg/controller/machineset/controller.go, waitForMachineCreation / waitForMachineDeletion, every 100 ms for
+        up to 10 s); without it a reconcile that ran before the cache caught up made a surplus Machine and then
+        deleted it."""
+        deadline = time.time() + CONFIRM_SECONDS
+        while True:
+            cached = [self.machines.get(n, namespace) for n in names]
+            if all((m is not None) if seen else (m is None or meta(m).get("deletionTimestamp")) for m in cached):
+                return
+            if time.time() >= deadline:
+                self.log.warning("%s: the cache did not show %s within %ss", key, ", ".join(names), CONFIRM_SECONDS)
+                return
+            time.sleep(CONFIRM_INTERVAL)
 
     def reconcile(self, key):
         namespace, name = split_key(key)
@@ -443,15 +465,16 @@ class MachineSetController(Controller):
         replicas = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
         diff = replicas - len(active)
         if diff > 0:
-            for _ignored in range(diff):
-                self.client.create(apis.MACHINES, machine_from_machineset(ms))
+            made = [name_of(self.client.create(apis.MACHINES, machine_from_machineset(ms))) for _ignored in range(diff)]
             self.log.info("%s: created %d machine(s)", key, diff)
+            self._confirm(key, made, namespace, seen=True)
         elif diff < 0:
             ready = {name_of(n): node_ready(n) for n in self.nodes.list()}
             doomed = pick_for_deletion(active, -diff, spec.get("deletePolicy") or "Random", ready)
             for machine in doomed:
                 self.client.delete(apis.MACHINES, name_of(machine), namespace)
                 self.log.info("%s: deleting machine %s (scale down)", key, name_of(machine))
+            self._confirm(key, [name_of(m) for m in doomed], namespace, seen=False)
             active = [m for m in active if m not in doomed]
 
         ready_count = 0
