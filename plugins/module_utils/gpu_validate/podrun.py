@@ -168,9 +168,9 @@ class PodRun(object):
             if node_name not in self._not_ready_since:
                 self._not_ready_since[node_name] = now
                 continue
-            if node_name in nodes and marked_by_node_controller(nodes[node_name]):
-                if now - self._not_ready_since[node_name] < SETTLE_SECONDS:
-                    continue
+            marked = node_name in nodes and marked_by_node_controller(nodes[node_name])
+            if marked and now - self._not_ready_since[node_name] < SETTLE_SECONDS:
+                continue
             if node_name not in nodes:
                 why = "node {0} is gone".format(node_name)
             else:
