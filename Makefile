@@ -117,7 +117,8 @@ test: ## everything CI runs: style, unit, sanity, lint, build-collection next to
 	$(MAKE) --no-print-directory -j2 --output-sync=target binaries style unit sanity lint build-collection
 	$(MAKE) --no-print-directory oracles integration molecule
 
-cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N)
+cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N), kubectl in .localcluster/bin
+	@bash tests/localcluster/build.sh --kubectl >/dev/null
 	$(BIN)/python tests/localcluster/cluster.py up --profile $(PROFILE) --gpu-nodes $(GPU_NODES)
 
 cluster-down: ## stop the local cluster; leaves no process behind

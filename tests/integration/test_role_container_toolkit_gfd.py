@@ -216,10 +216,13 @@ def gpu(cluster):
                 kube.delete(kind, obj)
         if kube.get(NAMESPACES, NS) is not None:
             kube.delete(NAMESPACES, NS)
+        # The namespace goes before its node: a pod on a deleted node stays Terminating until the pod GC's
+        # 40 s quarantine of orphaned pods is over (kube-controller-manager pkg/controller/podgc), which held
+        # this teardown 51-91 s.
+        wait_for(lambda: kube.get(NAMESPACES, NS) is None, 90, what="GPU stack namespace gone")
         delete_machineset(kube, ms)
         if saved is None:
             drop_nfd_cr(kube)
-        wait_for(lambda: kube.get(NAMESPACES, NS) is None, 90, what="GPU stack namespace gone")
 
 
 ARGSPEC = "Validation of arguments failed:\nvalue of "

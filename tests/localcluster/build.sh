@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Build (or find) the local control-plane binaries: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and kwok.
+# kube-controller-manager, kube-scheduler and kwok; with --kubectl also kubectl.
+#
+# kubectl is for people looking at a cluster (make cluster-up, make demo), not for the tests: no test or module
+# runs it, and leaving it out of `make test` spares a cold machine its 197 packages of its own and a link.
 #
 # Binaries are cached outside the repo, keyed by version:
 #   ${GPUOPS_CACHE_DIR:-~/.cache/gpuops-localcluster}/bin/<component>-v<version>/
 # A user who already has them can point at them instead of building:
 #   KUBEBUILDER_ASSETS=/dir  (etcd, kube-apiserver; the rest are still needed)
-#   GPUOPS_BIN_DIR=/dir      (all six)
-# Prints the directory holding all six binaries (symlinks) on stdout.
+#   GPUOPS_BIN_DIR=/dir      (the five; kubectl too with --kubectl)
+# Prints the directory holding the binaries (symlinks) on stdout.
 #
 # Builds of several checkouts may share the cache at the same time: each component is built under an
 # exclusive flock (cache/bin/.<component>-v<version>.lock) into a temporary directory of its own
@@ -22,6 +25,13 @@ export GOTOOLCHAIN=local CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 
 log() { echo "[build] $*" >&2; }
+
+with_kubectl=false
+case "${1:-}" in
+  --kubectl) with_kubectl=true ;;
+  "") ;;
+  *) log "usage: build.sh [--kubectl]"; exit 2 ;;
+esac
 
 # locked <lock name> <command...>: run the command holding an exclusive flock on $cache/bin/.<name>.lock.
 locked() {
@@ -49,6 +59,7 @@ need() {
 }
 
 k8s_dir=$cache/bin/kubernetes-v$KUBERNETES_VERSION
+kubectl_dir=$cache/bin/kubectl-v$KUBERNETES_VERSION
 etcd_dir=$cache/bin/etcd-v$ETCD_VERSION
 kwok_dir=$cache/bin/kwok-v$KWOK_VERSION
 out=$cache/bin/current-k$KUBERNETES_VERSION-e$ETCD_VERSION-w$KWOK_VERSION
@@ -60,8 +71,10 @@ timed() { # name, command...
   log "$name built in $(( $(date +%s) - start ))s"
 }
 
-build_k8s() {
-  local minor d ld
+# go_build_k8s <dir> <command...>: the Kubernetes commands, into <dir>, stamped with the version.
+go_build_k8s() {
+  local dir=$1 minor d ld p cmds=()
+  shift
   minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
   d=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   ld="-s -w"
@@ -70,12 +83,22 @@ build_k8s() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=v$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=$d"
   done
+  for p in "$@"; do cmds+=("k8s.io/kubernetes/cmd/$p"); done
+  (cd "$here/go/kubernetes" && go build -trimpath -ldflags "$ld" -o "$dir/" "${cmds[@]}")
+}
+
+build_k8s() {
   tmp=$(mktemp -d "$k8s_dir.tmp.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
-  (cd "$here/go/kubernetes" && go build -trimpath -ldflags "$ld" -o "$tmp/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  go_build_k8s "$tmp" kube-apiserver kube-controller-manager kube-scheduler
   install_dir "$tmp" "$k8s_dir"
+}
+
+build_kubectl() {
+  tmp=$(mktemp -d "$kubectl_dir.tmp.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  go_build_k8s "$tmp" kubectl
+  install_dir "$tmp" "$kubectl_dir"
 }
 
 build_etcd() {
@@ -92,8 +115,10 @@ build_kwok() {
   install_dir "$tmp" "$kwok_dir"
 }
 
+wanted=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+$with_kubectl && wanted+=(kubectl)
 if [ -n "${GPUOPS_BIN_DIR:-}" ]; then
-  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
+  for b in "${wanted[@]}"; do
     [ -x "$GPUOPS_BIN_DIR/$b" ] || { log "GPUOPS_BIN_DIR=$GPUOPS_BIN_DIR has no executable '$b'"; exit 1; }
   done
   echo "$GPUOPS_BIN_DIR"
@@ -106,7 +131,10 @@ if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver"
   etcd_dir=$KUBEBUILDER_ASSETS
 fi
 
-k8s_built() { [ -x "$k8s_dir/kube-apiserver" ] && [ -x "$k8s_dir/kube-controller-manager" ] && [ -x "$k8s_dir/kube-scheduler" ] && [ -x "$k8s_dir/kubectl" ]; }
+k8s_built() { [ -x "$k8s_dir/kube-apiserver" ] && [ -x "$k8s_dir/kube-controller-manager" ] && [ -x "$k8s_dir/kube-scheduler" ]; }
+# A cache from before kubectl had a directory of its own holds it beside the other three.
+[ -x "$kubectl_dir/kubectl" ] || { [ -x "$k8s_dir/kubectl" ] && kubectl_dir=$k8s_dir; }
+kubectl_built() { [ -x "$kubectl_dir/kubectl" ]; }
 etcd_built() { [ -x "$etcd_dir/etcd" ]; }
 kwok_built() { [ -x "$kwok_dir/kwok" ]; }
 
@@ -134,15 +162,19 @@ build_if_missing "kubernetes-v$KUBERNETES_VERSION" kubernetes "Kubernetes v$KUBE
 wait "$etcd_pid" || rc=$?
 wait "$kwok_pid" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
+if $with_kubectl; then
+  build_if_missing "kubectl-v$KUBERNETES_VERSION" kubectl "kubectl v$KUBERNETES_VERSION" kubectl_built build_kubectl
+fi
 
 link_current() {
   local b k
   mkdir -p "$out"
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  for b in kube-apiserver kube-controller-manager kube-scheduler; do
     k=$k8s_dir/$b
     if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ "$b" = kube-apiserver ] && [ -x "$KUBEBUILDER_ASSETS/$b" ]; then k=$KUBEBUILDER_ASSETS/$b; fi
     ln -sfn "$k" "$out/$b"
   done
+  if kubectl_built; then ln -sfn "$kubectl_dir/kubectl" "$out/kubectl"; else rm -f "$out/kubectl"; fi
   ln -sfn "$etcd_dir/etcd" "$out/etcd"
   ln -sfn "$kwok_dir/kwok" "$out/kwok"
 }

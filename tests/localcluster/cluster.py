@@ -574,7 +574,7 @@ class LocalCluster(object):
             log("ports in use by another cluster; using offset {0}".format(offset))
         bins = bins or find_binaries()
         self.prepare()
-        # .localcluster/bin: kubectl & co. of the right version for humans.
+        # .localcluster/bin: the binaries of the right version for humans (kubectl: `make cluster-up` builds it).
         link = os.path.join(self.workdir, "bin")
         if os.path.islink(link) or os.path.exists(link):
             os.remove(link)
@@ -911,7 +911,7 @@ def _fake_hex(*parts):
 
 
 def find_binaries():
-    """Directory with the six binaries: cached build, or built now (cold)."""
+    """Directory with the control-plane binaries (kubectl too once `make cluster-up` built it): cached, or built now."""
     proc = subprocess.run(["bash", os.path.join(HERE, "build.sh")], stdout=subprocess.PIPE, check=True)
     return proc.stdout.decode().strip().splitlines()[-1]
 

@@ -48,7 +48,7 @@ echo "done $$ $out" >>"$FAKE_GO_LOG"
 
 # script, what it prints (the paths it built), how many `go build` runs a cold cache takes
 SCRIPTS = [
-    ("localcluster/build.sh", 3),  # kubernetes (four binaries in one run), etcd, kwok
+    ("localcluster/build.sh", 3),  # kubernetes (three binaries in one run), etcd, kwok; no kubectl
     ("monitoring/build_promtool.sh", 1),
     ("oracles/build.sh", 7),  # dpconfig, ctkinstaller, containerd 1.7, 2.0, 2.1, 2.2, helm
 ]
@@ -97,11 +97,9 @@ def test_two_builds_at_once_share_one_build(fake_env, script, builds):
         if not line.strip():
             continue
         target = line.split()[-1]
-        if os.path.isdir(target):  # localcluster/build.sh prints the directory of the six links
+        if os.path.isdir(target):  # localcluster/build.sh prints the directory of the five links
             names = sorted(os.listdir(target))
-            assert names == sorted(
-                ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"]
-            )
+            assert names == sorted(["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"])
             assert all(os.access(os.path.join(target, n), os.X_OK) for n in names)
         else:
             assert os.access(target, os.X_OK), target
@@ -128,3 +126,23 @@ def test_a_failed_build_leaves_no_binary_and_no_temporary_directory(fake_env):
     assert proc.returncode != 0 and b"compile error" in proc.stderr
     assert proc.stdout == b""
     assert [n for n in os.listdir(str(tmp_path / "cache" / "bin")) if not n.startswith(".")] == []
+
+
+def test_kubectl_is_built_only_when_asked_for_and_then_linked(fake_env):
+    """`make test` builds no kubectl (no test runs it); `make cluster-up` asks for it (--kubectl) for people."""
+    env, tmp_path = fake_env
+    env["FAKE_GO_SLEEP"] = "0"
+    script = os.path.join(TESTS, "localcluster/build.sh")
+
+    def run(*args):
+        proc = subprocess.run(["bash", script] + list(args), env=env, stdout=subprocess.PIPE, check=True)
+        return sorted(os.listdir(proc.stdout.decode().strip().splitlines()[-1]))
+
+    assert "kubectl" not in run()
+    assert not any("/kubectl" in p for p in started_builds(str(tmp_path / "go.log")))
+    assert "kubectl" in run("--kubectl")
+    assert "kubectl" in run()  # linked once built
+    started = started_builds(str(tmp_path / "go.log"))
+    assert len(started) == 4 and sum("kubectl-v" in p for p in started) == 1, started
+    bad = subprocess.run(["bash", script, "--bogus"], env=env, stderr=subprocess.PIPE, check=False)
+    assert bad.returncode == 2 and b"usage: build.sh [--kubectl]" in bad.stderr
