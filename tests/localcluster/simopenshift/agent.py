@@ -244,6 +244,10 @@ class NodeAgent(Controller):
             self.logs.started(pod, containers)
         status = podsim.pod_status(pod, states, self.host_ip(node), clock.started if clock else time.time())
         if not podsim.same_status(pod.get("status"), status):
+            if podsim.ended(states) and self.logs.is_published(pod):
+                # A container that ended (Succeeded, Failed, restarted) is what readers read the log of as soon as
+                # they see it: the log before the status, as a kubelet has it.
+                self.logs.ensure_served(pod, containers[0])
             podsim.patch_pod_status(self.client, pod, status)
         if status["phase"] in ("Succeeded", "Failed") and clock is not None:
             clock.final = True
@@ -252,7 +256,18 @@ class NodeAgent(Controller):
         return {c["name"]: state for c in (pod.get("spec") or {}).get("containers") or []}
 
     # ----------------------------------------------------------- reconcile
+    # How soon a node whose pod waits for kwok to serve its log is looked at again.
+    LOG_HELD_SECONDS = 0.5
+
     def reconcile(self, key):
+        try:
+            return self._reconcile(key)
+        except podsim.LogNotServed as exc:
+            if exc.first:
+                self.log.info("node %s: %s; its status waits", key, exc)
+            return self.LOG_HELD_SECONDS
+
+    def _reconcile(self, key):
         node = self.nodes.get(key)
         if not node or meta(node).get("deletionTimestamp"):
             self.exporters.stop_node(key)

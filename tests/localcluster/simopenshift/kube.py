@@ -218,6 +218,24 @@ class Client(object):
                 return None
             raise
 
+    def read_log(self, res, name, namespace, container, limit_bytes=None):
+        """pods/log as text (what `kubectl logs` reads); an error raises ApiException with the kubelet's answer."""
+        query = [("container", container)] + ([("limitBytes", str(limit_bytes))] if limit_bytes else [])
+        response = self.api.call_api(
+            res.path(namespace, name, "log"),
+            "GET",
+            query_params=query,
+            header_params={"Accept": "*/*"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=self.request_timeout,
+        )
+        try:
+            return response.data.decode("utf-8", "replace")
+        finally:
+            response.release_conn()
+
     def list(self, res, namespace=None, label_selector=None):
         query = []
         if label_selector:

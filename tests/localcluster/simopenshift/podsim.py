@@ -14,7 +14,13 @@ Two things a real kubelet provides are reproduced here:
   is written to a CRI-format file under ``<workdir>/podlogs`` and a kwok
   ``Logs`` object (kwok.x-k8s.io/v1alpha1, same name/namespace as the pod,
   owned by the pod) points kwok's kubelet endpoint at it. This needs kwok
-  started with ``--enable-crds=Logs``.
+  started with ``--enable-crds=Logs``. kwok serves a log only once its informer
+  has the Logs object; after API server restarts that informer re-lists on
+  client-go's backoff (up to 30 s), while a kubelet has a container's log from
+  its start. So a status that shows a container ended (Succeeded, Failed,
+  restarted: what validation, burn-in and failure reports read the log of on
+  sight) is posted only once kwok serves that pod's log
+  (:meth:`LogStore.ensure_served`).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -121,6 +127,19 @@ def _image_id(image):
     return image.split(":")[0] + "@" + catalog.fake_digest("image", image)
 
 
+# What kwok's log endpoint answers for a pod whose Logs object it has not seen (kwok v0.7.0
+# pkg/kwok/server/debugging_logs.go getPodLogs).
+KWOK_NOT_SERVED = ("no logs found for container", "log target not found for container")
+
+
+class LogNotServed(Exception):
+    """kwok does not serve a published log yet: the status waits (the node is looked at again shortly)."""
+
+    def __init__(self, message, first=True):
+        super(LogNotServed, self).__init__(message)
+        self.first = first  # the first time this pod was held (said once, not on every look)
+
+
 class LogStore(object):
     """CRI-format log files plus the kwok Logs objects that publish them."""
 
@@ -128,6 +147,8 @@ class LogStore(object):
         self.client = client
         self.root = os.path.join(workdir, "podlogs")
         self.published = set()
+        self.served = set()  # pod uids whose log kwok was seen serving
+        self.held = {}  # pod uid -> when kwok first did not serve its log
         # what each log file holds: a node's reconcile re-applies every pod's log, and rewriting unchanged files
         # was a good part of the simulator's CPU at 100 GPU nodes (a real container log is written once anyway)
         self.written = {}
@@ -215,12 +236,50 @@ class LogStore(object):
         with self.lock:
             self.published.add(uid)
 
+    def is_published(self, pod):
+        with self.lock:
+            return meta(pod).get("uid") in self.published
+
+    def ensure_served(self, pod, container):
+        """Raise LogNotServed while kwok answers the pod's log with "no logs found" (once per pod, then cached).
+
+        A kubelet writes a container's log before it reports the container started or ended, so a reader that
+        sees the status finds the log; kwok finds it only through its Logs informer, which can lag the object.
+        Any other answer (the log, or an error that is not kwok's "not found") lets the status go on.
+        """
+        uid = meta(pod).get("uid")
+        with self.lock:
+            if uid in self.served:
+                return
+        what = "%s/%s" % (namespace_of(pod), name_of(pod))
+        try:
+            self.client.read_log(PODS, name_of(pod), namespace_of(pod), container, limit_bytes=1)
+        except ApiException as exc:
+            body = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else exc.body or ""
+            if any(text in body for text in KWOK_NOT_SERVED):
+                with self.lock:
+                    first = uid not in self.held
+                    self.held.setdefault(uid, time.time())
+                raise LogNotServed("kwok does not serve the log of %s yet (its Logs informer lags)" % what, first)
+            LOG.debug("log of %s: %s %s", what, exc.status, exc.reason)
+        with self.lock:
+            self.served.add(uid)
+            since = self.held.pop(uid, None)
+        if since is not None:
+            LOG.info("kwok serves the log of %s after %.1fs: its status goes on", what, time.time() - since)
+
     def forget(self, pod):
         folder = os.path.dirname(self.path(pod, "x")) + os.sep
         with self.lock:
             self.published.discard(meta(pod).get("uid"))
+            self.served.discard(meta(pod).get("uid"))
             for path in [p for p in self.written if p.startswith(folder)]:
                 del self.written[path]
+
+
+def ended(states):
+    """Has a container ended (terminated now, or restarted after it did)? Its log is read on sight of the status."""
+    return any(state.kind == ContainerState.TERMINATED or state.restarts for state in states.values())
 
 
 def tail(text, lines=20, limit=4096):

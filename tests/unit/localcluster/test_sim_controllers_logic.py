@@ -445,3 +445,56 @@ def test_a_node_a_test_holds_not_ready_or_a_kubelet_said_not_ready_keeps_its_con
     node["status"]["conditions"][1].update(status="False", reason="KubeletNotReady")
     assert leases.reposted(node, 0) is None
     assert leases.reposted({"metadata": {"name": "n"}, "status": {}}, 0) is None
+
+
+# ---------------------------------------------------------------- pod logs: the log before an ended status
+class _KwokLogs(object):
+    """What kwok's kubelet endpoint answers through pods/log: "no logs found" until it has the Logs object."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.reads = 0
+
+    def read_log(self, res, name, namespace, container, limit_bytes=None):
+        self.reads += 1
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def _kwok_error(status, message):
+    from kubernetes.client.rest import ApiException
+
+    exc = ApiException(status=status, reason="BadRequest")
+    exc.body = ('{"kind":"Status","message":"%s"}' % message).encode()  # bytes, as with _preload_content=False
+    return exc
+
+
+def test_a_log_kwok_does_not_serve_holds_the_status_once_said_then_cached_when_served(tmp_path):
+    pod = {"metadata": {"name": "v", "namespace": "ns", "uid": "u1"}}
+    client = _KwokLogs([_kwok_error(400, 'no logs found for container \\"cuda\\" in pod \\"ns/v\\"')] * 2 + [""])
+    store = podsim.LogStore(client, str(tmp_path))
+    with pytest.raises(podsim.LogNotServed) as first:
+        store.ensure_served(pod, "cuda")
+    assert first.value.first and "ns/v" in str(first.value)
+    with pytest.raises(podsim.LogNotServed) as again:
+        store.ensure_served(pod, "cuda")
+    assert not again.value.first  # said once
+    store.ensure_served(pod, "cuda")  # served now
+    store.ensure_served(pod, "cuda")  # cached: no further read
+    assert client.reads == 3 and store.held == {}
+
+
+def test_other_log_answers_do_not_hold_the_status(tmp_path):
+    pod = {"metadata": {"name": "v", "namespace": "ns", "uid": "u2"}}
+    store = podsim.LogStore(_KwokLogs([_kwok_error(502, "error trying to reach service")]), str(tmp_path))
+    store.ensure_served(pod, "cuda")  # not kwok's "not found": the status goes on as before
+
+
+def test_ended_states_are_terminated_or_restarted_containers():
+    running = podsim.running(time.time())
+    assert not podsim.ended({"c": running})
+    assert not podsim.ended({"c": podsim.waiting("ContainerCreating")})
+    assert podsim.ended({"c": podsim.terminated(0, time.time() - 2, time.time(), None)})
+    assert podsim.ended({"c": podsim.running(time.time(), restarts=1)})
