@@ -218,19 +218,23 @@ class Client(object):
                 return None
             raise
 
-    def read_log(self, res, name, namespace, container, limit_bytes=None):
-        """pods/log as text (what `kubectl logs` reads); an error raises ApiException with the kubelet's answer."""
-        query = [("container", container)] + ([("limitBytes", str(limit_bytes))] if limit_bytes else [])
-        response = self.api.call_api(
-            res.path(namespace, name, "log"),
+    def _get_raw(self, path, query, accept, timeout):
+        """A GET whose body the caller reads (a stream or text): the urllib3 response, not yet read."""
+        return self.api.call_api(
+            path,
             "GET",
             query_params=query,
-            header_params={"Accept": "*/*"},
+            header_params={"Accept": accept},
             auth_settings=["BearerToken"],
             _return_http_data_only=True,
             _preload_content=False,
-            _request_timeout=self.request_timeout,
+            _request_timeout=timeout,
         )
+
+    def read_log(self, res, name, namespace, container, limit_bytes=None):
+        """pods/log as text (what `kubectl logs` reads); an error raises ApiException with the kubelet's answer."""
+        query = [("container", container)] + ([("limitBytes", str(limit_bytes))] if limit_bytes else [])
+        response = self._get_raw(res.path(namespace, name, "log"), query, "*/*", self.request_timeout)
         try:
             return response.data.decode("utf-8", "replace")
         finally:
@@ -318,16 +322,7 @@ class Client(object):
         query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", str(timeout_seconds))]
         if resource_version:
             query.append(("resourceVersion", resource_version))
-        resp = self.api.call_api(
-            res.path(namespace),
-            "GET",
-            query_params=query,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-            _preload_content=False,
-            _request_timeout=(10, timeout_seconds + 15),
-        )
+        resp = self._get_raw(res.path(namespace), query, "application/json", (10, timeout_seconds + 15))
         try:
             for line in iter_resp_lines(resp):
                 if not line:
