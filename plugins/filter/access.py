@@ -9,8 +9,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import access
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+access = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.access")
 
 
 def installer_rbac(platform, namespace, service_account, machine_api_namespace="openshift-machine-api", token=True):

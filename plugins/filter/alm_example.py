@@ -9,21 +9,22 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.olm import AlmExampleError, example_kinds
-from ansible_collections.gpuops.cluster.plugins.module_utils.olm import alm_example as _alm_example
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+olm = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.olm")
 
 
 def alm_example(alm_examples, kind, overrides=None, namespace=None, api_group=None):
     try:
-        return _alm_example(alm_examples, kind, overrides=overrides, namespace=namespace, api_group=api_group)
-    except AlmExampleError as exc:
+        return olm.alm_example(alm_examples, kind, overrides=overrides, namespace=namespace, api_group=api_group)
+    except olm.AlmExampleError as exc:
         raise AnsibleFilterError("alm_example: {0}".format(exc))
 
 
 def alm_kinds(alm_examples):
     try:
-        return example_kinds(alm_examples)
-    except AlmExampleError as exc:
+        return olm.example_kinds(alm_examples)
+    except olm.AlmExampleError as exc:
         raise AnsibleFilterError("alm_kinds: {0}".format(exc))
 
 

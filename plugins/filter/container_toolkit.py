@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import container_toolkit as _ctk
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+_ctk = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.container_toolkit")
 
 
 def _list(value, what):

@@ -9,14 +9,16 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.device_plugin import plan
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+device_plugin = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.device_plugin")
 
 
 def device_plugin_plan(variables, gpu_nodes, labelled, openshift, config_label):
     if not isinstance(variables, dict):
         raise AnsibleFilterError("device_plugin_plan: expects the role's variables as a dictionary")
     try:
-        return plan(variables, list(gpu_nodes or []), list(labelled or []), bool(openshift), config_label)
+        return device_plugin.plan(variables, list(gpu_nodes or []), list(labelled or []), bool(openshift), config_label)
     except (KeyError, TypeError, AttributeError) as exc:
         raise AnsibleFilterError("device_plugin_plan: {0}".format(exc))
 

@@ -10,7 +10,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import driver_role
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+driver_role = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.driver_role")
 
 
 def _mapping(value, what):

@@ -10,7 +10,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import entitlement
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+entitlement = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.entitlement")
 
 
 def _dict(value, what):

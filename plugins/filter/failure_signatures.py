@@ -9,8 +9,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+match = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match")
 
 
 def failure_signatures(lines, where=None):
@@ -19,7 +21,7 @@ def failure_signatures(lines, where=None):
     if not isinstance(lines, list):
         raise AnsibleFilterError("failure_signatures: expects log lines (a string or a list of strings or dicts)")
     try:
-        return match_lines(lines, where)
+        return match.match_lines(lines, where)
     except GpuopsError as exc:
         raise AnsibleFilterError("failure_signatures: {0}".format(exc))
 

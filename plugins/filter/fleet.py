@@ -9,8 +9,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import fleet
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+fleet = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.fleet")
 
 
 def fleet_summary(results):

@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import gpu_feature_discovery as _gfd
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+_gfd = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.gpu_feature_discovery")
 
 SETTINGS = (
     "namespace",

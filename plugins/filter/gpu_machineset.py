@@ -10,7 +10,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import gpu_machineset
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+gpu_machineset = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.gpu_machineset")
 
 
 def _dict(value, what):

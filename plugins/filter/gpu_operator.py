@@ -10,7 +10,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import gpu_operator, olm
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+gpu_operator = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.gpu_operator")
+olm = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.olm")
 
 
 def _mapping(value, name):

@@ -10,7 +10,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import gpu_validation as _gpu_validation
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+_gpu_validation = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validation")
 
 
 def gpu_validation_problems(values, all_checks, gpu_nodes=None, expected_gpu_nodes=0, namespace_exists=True):

@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.role_inputs import input_problems as _problems
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+role_inputs = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.role_inputs")
 
 
 def input_problems(rules, role, values):
@@ -21,7 +23,7 @@ def input_problems(rules, role, values):
             "input_problems: give one value per rule, in the rules' order (query('ansible.builtin.vars', *rules))"
         )
     try:
-        return _problems(role, rules, dict(zip(rules, values)))
+        return role_inputs.input_problems(role, rules, dict(zip(rules, values)))
     except ValueError as exc:
         raise AnsibleFilterError(str(exc))
 

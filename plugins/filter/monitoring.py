@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import monitoring as _monitoring
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+_monitoring = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.monitoring")
 
 
 def monitoring_counter_metrics(text):

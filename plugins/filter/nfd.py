@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import nfd_role
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+nfd_role = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.nfd_role")
 
 
 def _mapping(value, name):

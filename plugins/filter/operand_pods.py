@@ -9,13 +9,15 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import operand_pod_states as _states
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+operand_pods = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods")
 
 
 def operand_pod_states(pods, node_names):
     if not isinstance(pods, list) or not isinstance(node_names, list):
         raise AnsibleFilterError("operand_pod_states: expects a list of pods and a list of node names")
-    return _states(pods, node_names)
+    return operand_pods.operand_pod_states(pods, node_names)
 
 
 class FilterModule(object):

@@ -8,8 +8,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.pem import PemError
-from ansible_collections.gpuops.cluster.plugins.module_utils.pem import pem_info as _pem_info
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+pem = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.pem")
 
 DOCUMENTATION = r"""
 name: pem_info
@@ -85,8 +86,8 @@ _value:
 def pem_info(text, now=None):
     """Counts and expiry of the certificates and keys in ``text`` (see module_utils/pem.py)."""
     try:
-        return _pem_info(text, now=now)
-    except PemError as exc:
+        return pem.pem_info(text, now=now)
+    except pem.PemError as exc:
         raise AnsibleFilterError(str(exc))
 
 

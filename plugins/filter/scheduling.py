@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import scheduling
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+scheduling = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.scheduling")
 
 
 def _guard(name, func, *args):

@@ -10,12 +10,14 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
-from ansible_collections.gpuops.cluster.plugins.module_utils.state_inputs import state_inputs as _inputs
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+_state_inputs = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.state_inputs")
 
 
 def state_inputs(states, variables):
     try:
-        return _inputs(states, variables)
+        return _state_inputs.state_inputs(states, variables)
     except GpuopsError as exc:
         raise AnsibleFilterError(str(exc))
 

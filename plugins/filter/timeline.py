@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import timeline
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+timeline = lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.timeline")
 
 
 def gpu_timeline(marks, nodes=None, machines=None, pods=None, validated=None, driver_pods=None):
