@@ -25,6 +25,8 @@ def lazy_module(name):
     if module is not None:
         return module
     spec = importlib.util.find_spec(name)
+    if spec is None:
+        raise ImportError("No module named {0!r}".format(name), name=name)
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)

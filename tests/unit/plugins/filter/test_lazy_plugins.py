@@ -69,3 +69,10 @@ def test_a_filter_or_test_imports_its_module_utils_when_it_runs(call, module):
     out = run("result = " + call)
     assert module in out["ran"]
     assert out["cryptography"] is (module == "module_utils.pem")
+
+
+def test_a_missing_module_is_an_import_error_naming_it():
+    from ansible_collections.gpuops.cluster.plugins.plugin_utils.lazy import lazy_module
+
+    with pytest.raises(ImportError, match="module_utils.no_such_module"):
+        lazy_module("ansible_collections.gpuops.cluster.plugins.module_utils.no_such_module")
