@@ -184,13 +184,28 @@ def read_until(read, done, seconds, interval, clock=None, pause=None):
         pause(interval)
 
 
+def _progress_mark(instance):
+    """What moves while a wait makes progress: an object's ``status``, or how many objects a list look matched."""
+    if not isinstance(instance, dict):
+        return None
+    if instance.get("status"):
+        return instance["status"]
+    if isinstance(instance.get("items"), list):
+        return len(instance["items"])
+    return None
+
+
 def wait_backoff(
     waiter, timeout, sleep, first=0.5, clock=None, pause=None, unreachable_limit=UNREACHABLE_SECONDS, **kwargs
 ):
-    """kubernetes.core's ``Waiter.wait``, with looks ``first`` seconds apart at the start, doubling up to ``sleep``.
+    """kubernetes.core's ``Waiter.wait``, with looks ``first`` seconds apart at the start, doubling up to ``sleep``;
+    while the object's ``status`` (or the number of objects a list look matched) changes from one look to the next
+    (a rollout under way), the next look comes ``2 * first`` seconds later again.
 
     A condition met a second after the first look ends the wait then, not a whole ``sleep`` (5 s by default)
-    later; a long wait still looks every ``sleep``. A look that cannot reach the API server is made again, as
+    later; a long wait still looks every ``sleep``. Without the reset, a DaemonSet ready 4 s after its write was
+    seen at the look at 7.5 s (the looks at 0.5, 1.5, 3.5, 7.5 s): three of the stack's DaemonSets on 100 GPU nodes
+    took 9-10 s each against 4.5 s for the other two. A look that cannot reach the API server is made again, as
     Waiter does, but for at most ``unreachable_limit`` seconds in a row (:class:`Outage`). Returns Waiter.wait's
     (ok, instance, elapsed seconds).
     """
@@ -199,6 +214,7 @@ def wait_backoff(
     start = clock()
     interval = min(first, sleep)
     outage = Outage(clock, unreachable_limit, getattr(waiter, "client", None))
+    seen = None
     while True:
         try:
             ok, instance, dummy = waiter.wait(timeout=0, sleep=sleep, **kwargs)  # timeout 0: one look
@@ -212,6 +228,10 @@ def wait_backoff(
             if failure is not None:
                 raise failure
             return ok, instance, int(elapsed)
+        mark = _progress_mark(instance)
+        if mark is not None and seen is not None and mark != seen:
+            interval = min(2 * first, sleep)
+        seen = mark if mark is not None else seen
         pause(min(interval, timeout - elapsed))
         interval = min(interval * 2, sleep)
 

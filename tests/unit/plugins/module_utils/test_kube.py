@@ -110,6 +110,44 @@ def test_wait_backoff_looks_soon_then_every_sleep_and_ends_on_the_first_yes():
     assert waiter.looks[0] == {"label_selectors": ["a=true"]}
 
 
+def test_wait_backoff_looks_again_soon_while_the_status_moves():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
+
+    now = [0.0]
+    pauses = []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        now[0] += seconds
+
+    class Rollout(_Looks):
+        # numberReady at each look: nothing for a while, then a rollout, then done
+        READY = [0, 0, 0, 0, 40, 80, 100]
+
+        def wait(self, timeout, sleep, **kwargs):
+            dummy, dummy2, dummy3 = super(Rollout, self).wait(timeout, sleep, **kwargs)
+            ready = self.READY[len(self.looks) - 1]
+            return ready == 100, {"status": {"desiredNumberScheduled": 100, "numberReady": ready}}, 0
+
+    ok, instance, elapsed = wait_backoff(Rollout(ready_at=0), 600, 5, clock=lambda: now[0], pause=pause)
+    assert ok and instance["status"]["numberReady"] == 100
+    # unchanged: 0.5, 1, 2, 4; the status moved at the fifth look: 1, then moved again: 1
+    assert pauses == [0.5, 1, 2, 4, 1, 1] and elapsed == 9
+
+    # A list look (nfd_labels' labelled nodes): the number of matches moving counts as progress.
+    class Labelled(_Looks):
+        COUNT = [0, 0, 0, 3, 5]
+
+        def wait(self, timeout, sleep, **kwargs):
+            super(Labelled, self).wait(timeout, sleep, **kwargs)
+            count = self.COUNT[len(self.looks) - 1]
+            return count == 5, {"kind": "NodeList", "items": [{}] * count}, 0
+
+    del pauses[:]
+    ok, dummy, dummy2 = wait_backoff(Labelled(ready_at=0), 600, 5, clock=lambda: now[0], pause=pause)
+    assert ok and pauses == [0.5, 1, 2, 1]
+
+
 def test_wait_backoff_gives_up_at_the_timeout_with_a_last_look():
     from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
 
