@@ -54,6 +54,16 @@ def node_selection_spec(names_aliases=None):
     return spec
 
 
+# operand_pods' options, which k8s_ensure also takes (its ``operand_pods``) to report in the same module run.
+OPERAND_POD_OPTIONS = dict(
+    namespace=dict(type="str", required=True),
+    selector=dict(type="str", required=True),
+    node_names=dict(type="list", elements="str"),
+    service=dict(type="str"),
+    log_lines=dict(type="int", default=0),
+)
+
+
 def module_spec(*parts, **own):
     """The connection options (kubernetes.core) + shared parts + the module's own options."""
     spec = auth_argument_spec()

@@ -30,23 +30,26 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
 )
 
 
-def check_params(params):
-    """The options, checked: (namespace, selector, node_names or None, log_lines)."""
-    namespace = check_dns_label(params.get("namespace"), "namespace", "namespace name")
-    selector = check_selector(params.get("selector"), "selector")
+def check_params(params, prefix=""):
+    """The options, checked: (namespace, selector, node_names or None, log_lines). ``prefix`` names them where
+    they are suboptions (k8s_ensure's ``operand_pods.``)."""
+    namespace = check_dns_label(params.get("namespace"), prefix + "namespace", "namespace name")
+    selector = check_selector(params.get("selector"), prefix + "selector")
     if not selector:
         raise GpuopsError(
             "is required: the label selector of the DaemonSet's pods, e.g. 'app=nvidia-dcgm-exporter'.",
-            param="selector",
+            param=prefix + "selector",
         )
     names = params.get("node_names")
     if names is not None:
         bad = [n for n in names if not isinstance(n, str) or not n]
         if bad:
-            raise GpuopsError("must be a list of node names, got {0!r}.".format(bad[0]), param="node_names")
+            raise GpuopsError("must be a list of node names, got {0!r}.".format(bad[0]), param=prefix + "node_names")
     lines = params.get("log_lines") or 0
     if lines < 0:
-        raise GpuopsError("must be 0 (no logs) or more, got {0}.".format(lines), param="log_lines")
+        raise GpuopsError("must be 0 (no logs) or more, got {0}.".format(lines), param=prefix + "log_lines")
+    if params.get("service"):
+        check_dns_subdomain(params["service"], prefix + "service", "Service name")
     return namespace, selector, names, lines
 
 
@@ -92,10 +95,13 @@ def read_states(client, svc, namespace, selector, names, clock=time.monotonic, p
 
 
 def run(module, client, svc):
-    namespace, selector, names, lines = check_params(module.params)
-    service = module.params.get("service")
-    if service:
-        check_dns_subdomain(service, "service", "Service name")
+    return dict(report(client, svc, module.params), changed=False)
+
+
+def report(client, svc, params):
+    """operand_pods' result (without ``changed``) for ``params`` (args.OPERAND_POD_OPTIONS)."""
+    namespace, selector, names, lines = check_params(params)
+    service = params.get("service")
     node_res = svc.find_resource("Node", "v1", fail=True)
     if names is None:
         names = [name_of(n) for n in list_gpu_nodes(client, node_res)]
@@ -114,7 +120,6 @@ def run(module, client, svc):
             # The known failures its state message and log show (module_utils/diagnose, each from a public report).
             state["causes"] = match_lines([state["state"] or ""] + state.get("log_lines", []))
     result = {
-        "changed": False,
         "nodes": states,
         "not_ready": [s for s in states if not s["ready"]],
         "pods": len(pods),

@@ -113,6 +113,33 @@ options:
       - Deletions (O(state=absent), O(prune)) are always waited for.
     type: bool
     default: false
+  operand_pods:
+    description:
+      - After the writes and the wait (with or without a timeout, see O(fail_on_timeout)), report a DaemonSet's pod
+        on each GPU node as M(gpuops.cluster.operand_pods) does, with the same options, in this module run;
+        RV(operand_pods) holds its result. A role's verify step reads it instead of starting that module.
+      - Only with O(state=present), and not in check mode (nothing was written to report on).
+    type: dict
+    suboptions:
+      namespace:
+        description: Namespace of the pods.
+        type: str
+        required: true
+      selector:
+        description: Label selector of the DaemonSet's pods (kubectl syntax).
+        type: str
+        required: true
+      node_names:
+        description: The nodes to report on, in this order; by default the GPU nodes.
+        type: list
+        elements: str
+      service:
+        description: A Service in O(operand_pods.namespace) selecting the pods; its ready endpoints' nodes come back.
+        type: str
+      log_lines:
+        description: For each pod that is not ready, read this many last lines of its log (0 reads none).
+        type: int
+        default: 0
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -197,13 +224,24 @@ progress:
   type: list
   elements: str
   sample: ["t+3s DaemonSet gpu/nvidia-driver: 1/2 ready"]
+operand_pods:
+  description:
+    - With O(operand_pods), what M(gpuops.cluster.operand_pods) returns for those options (C(nodes), C(not_ready),
+      C(pods), C(summary), and C(endpoint_nodes) with a Service), read after the wait.
+  returned: when O(operand_pods) is set, in a present run outside check mode
+  type: dict
+  sample: {"nodes": [{"node": "gpu-1", "pod": "nvidia-dcgm-exporter-x7k2p", "ready": true, "settling": false,
+           "state": "Running, ready", "containers": ["nvidia-dcgm-exporter"]}], "not_ready": [], "pods": 1,
+           "summary": "app=nvidia-dcgm-exporter pods in nvidia-gpu, ready on 1 of 1 node(s)"}
 duration:
   description: Seconds the module ran.
   returned: always
   type: float
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec, wait_spec
+import copy
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import OPERAND_POD_OPTIONS, module_spec, wait_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.runner import run
 
@@ -224,6 +262,7 @@ def argument_spec():
         ),
         field_manager=dict(type="str", default="gpuops.cluster"),
         fail_on_timeout=dict(type="bool", default=True),
+        operand_pods=dict(type="dict", options=copy.deepcopy(OPERAND_POD_OPTIONS)),
     )
 
 

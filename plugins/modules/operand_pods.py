@@ -121,19 +121,13 @@ summary:
   type: str
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import OPERAND_POD_OPTIONS, module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_read import run
 
 
 def argument_spec():
-    return module_spec(
-        namespace=dict(type="str", required=True),
-        selector=dict(type="str", required=True),
-        node_names=dict(type="list", elements="str"),
-        service=dict(type="str"),
-        log_lines=dict(type="int", default=0),
-    )
+    return module_spec(OPERAND_POD_OPTIONS)
 
 
 def main():

@@ -315,3 +315,54 @@ def test_wait_timeout_names_what_is_not_ready(cluster, ansible_task, namespace):
         result["msg"].startswith("wait_timeout:") and "Deployment {0}/unschedulable".format(namespace) in result["msg"]
     )
     assert any("unschedulable: 0/1 ready" in line for line in result.get("progress", [])), result.get("progress")
+
+
+def test_operand_pods_reports_each_node_after_the_wait_in_the_same_run(cluster, ansible_task, namespace):
+    core = client.CoreV1Api(cluster.api)
+    workers = core.list_node(label_selector="node-role.kubernetes.io/worker").items
+    on, off = sorted(n.metadata.name for n in workers)[:2]
+    ds = daemonset(namespace, "operand")
+    ds["spec"]["template"]["spec"].update(
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [on]}]}]
+                }
+            }
+        },
+        tolerations=[{"operator": "Exists"}],
+    )
+    pods = {"namespace": namespace, "selector": "app=operand", "node_names": [on, off]}
+    task = {"definitions": [ds], "wait": True, "wait_timeout": 90, "wait_sleep": 1, "operand_pods": pods}
+
+    res = ansible_task(MODULE, task)
+    assert not res.get("failed") and res["changed"] and res["ready"], res
+    report = res["operand_pods"]
+    assert [(n["node"], n["ready"], n["state"]) for n in report["nodes"]] == [
+        (on, True, "Running, ready"),
+        (off, False, "no pod"),
+    ], report
+    assert [n["node"] for n in report["not_ready"]] == [off] and report["pods"] == 1
+    assert "ready on 1 of 2 node(s); not on " + off in report["summary"]
+
+    # A re-run writes nothing and still reports; check mode writes nothing and has nothing to report on.
+    mark = cluster.audit.mark()
+    res = ansible_task(MODULE, task)
+    assert res["changed"] is False and res["operand_pods"]["nodes"][0]["ready"], res
+    res = ansible_task(MODULE, task, check=True)
+    assert not res.get("failed") and "operand_pods" not in res, res
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+    # A bad option is named as a suboption, before anything is written.
+    for bad, param in (
+        ({"selector": "app in ("}, "operand_pods.selector"),
+        ({"namespace": "Not_A_Namespace"}, "operand_pods.namespace"),
+        ({"log_lines": -1}, "operand_pods.log_lines"),
+        ({"service": "Bad_Service"}, "operand_pods.service"),
+    ):
+        mark = cluster.audit.mark()
+        res = ansible_task(
+            MODULE, dict(task, definitions=[daemonset(namespace, "never-written")], operand_pods=dict(pods, **bad))
+        )
+        assert res.get("failed") and res["msg"].startswith(param + ":"), res
+        assert cluster.audit.writes_since(mark, include_dry_run=True) == []

@@ -364,6 +364,12 @@ def test_toolkit_converges_for_crio_then_noop(cluster, gpu):
     assert failed_message(out) is None
     assert changed_tasks(out) == []
     assert writes(cluster, mark) == []
+    # The apply step's k8s_ensure reported the toolkit pods: no operand_pods task of its own.
+    ran = [
+        res.get("invocation", {}).get("module_args", {}) for dummy, res in task_results(out) if not res.get("skipped")
+    ]
+    assert not any("log_lines" in args and "selector" in args for args in ran), ran
+    assert fact(out, "container_toolkit_result")["ready_nodes"] == [node]
 
 
 def test_toolkit_for_the_wrong_runtime_is_named_with_node_and_installer_error(cluster, gpu):

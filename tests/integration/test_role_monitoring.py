@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 import yaml
-from conftest import changed_tasks, failed_message, run_bad_inputs, run_role, task_results
+from conftest import changed_tasks, failed_message, run_bad_inputs, run_playbook, run_role, task_results
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "localcluster"))
 
@@ -67,6 +67,11 @@ EXPORTER = "nvidia-dcgm-exporter"
 MONITORING_LABEL = "openshift.io/cluster-monitoring"
 # The role waits 25 min by default (a real driver build); the simulated stack is ready in seconds.
 NO_METRICS = {"monitoring_validate_metrics": False, "monitoring_wait_timeout": 120}
+APPLY = "gpuops.cluster.monitoring : Ensure the DCGM exporter, its Service, scrape configuration, alerts and dashboards"
+FIND_PODS = (
+    "gpuops.cluster.monitoring : Find the GPU nodes without a ready exporter, and those without a ready endpoint of "
+    "its Service"
+)
 OWNED = (DAEMONSETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLES, ROLEBINDINGS)
 
 
@@ -289,6 +294,22 @@ def test_kubernetes_check_converge_noop_named_failure_absent(k8s_cluster, k8s_st
     assert failed_message(out) is None
     assert changed_tasks(out) == []
     assert writes(k8s_cluster, mark) == []
+    # The apply step reported the exporter pods (k8s_ensure's operand_pods): the verify step did not read them again.
+    ran = [name for name, res in task_results(out) if not res.get("skipped")]
+    assert FIND_PODS not in ran and result_fact(out)["monitored_nodes"] == gpu_nodes, ran
+
+    # The phases by tag, without apply: the verify step reads the exporter pods itself.
+    whole_role = {
+        "name": "role under test",
+        "ansible.builtin.include_role": {"name": "gpuops.cluster.monitoring"},
+        "vars": NO_METRICS,
+        "tags": ["always"],
+    }
+    out = run_playbook(k8s_cluster, [whole_role], extra_args=["--tags", "monitoring_preflight,monitoring_verify"])
+    assert failed_message(out) is None
+    ran = [name for name, res in task_results(out) if not res.get("skipped")]
+    assert FIND_PODS in ran and APPLY not in ran, ran
+    assert result_fact(out)["monitored_nodes"] == gpu_nodes
 
     # The toolkit leaves the second GPU node: its exporter is not ready, named with node, pod and cause.
     kube.delete(DAEMONSETS, "test-toolkit-standin", NS)

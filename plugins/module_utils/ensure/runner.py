@@ -38,6 +38,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.resolve impo
     resolve_kinds,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.writes import apply, delete, wait_established
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_read import check_params as check_operand_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.operand_read import report as operand_report
 
 CHANGING = ("created", "updated")
 
@@ -48,6 +50,9 @@ def _check_params(params):
         raise GpuopsError("must be at least 1 (seconds).", param="wait_timeout")
     if sleep < 1:
         raise GpuopsError("must be at least 1 (seconds).", param="wait_sleep")
+    if params.get("operand_pods"):
+        # Checked before anything is written, as the manifests are.
+        check_operand_params(params["operand_pods"], prefix="operand_pods.")
     return timeout, sleep
 
 
@@ -211,6 +216,9 @@ def run(module, client, svc):
             remove(client, stale, timeout, sleep, progress)
             if params["wait"]:
                 _wait_ready(client, items, timeout, sleep, progress, params, result)
+            if params.get("operand_pods"):
+                # What a role's verify step would read next, in this run: no second module start for it.
+                result["operand_pods"] = operand_report(client, svc, params["operand_pods"])
         else:
             doomed = [i for i in reversed(items) if i.action == "deleted"]
             remove(client, doomed, timeout, sleep, progress)

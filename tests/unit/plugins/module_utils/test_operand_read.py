@@ -28,13 +28,16 @@ def test_good_options_come_back_checked():
         ({"selector": ""}, "selector"),
         ({"node_names": [""]}, "node_names"),
         ({"log_lines": -3}, "log_lines"),
+        ({"service": "Bad_Service"}, "service"),
     ],
 )
-def test_bad_options_name_the_option(bad, param):
+@pytest.mark.parametrize("prefix", ["", "operand_pods."])
+def test_bad_options_name_the_option(bad, param, prefix):
+    # k8s_ensure checks its operand_pods suboptions with the same code, named under its option.
     params = dict({"namespace": "gpu", "selector": "app=x"}, **bad)
     with pytest.raises(GpuopsError) as err:
-        check_params(params)
-    assert err.value.param == param and str(err.value).startswith(param + ":")
+        check_params(params, prefix=prefix)
+    assert err.value.param == prefix + param and str(err.value).startswith(prefix + param + ":")
 
 
 def test_summary_names_the_nodes_without_a_ready_pod():
