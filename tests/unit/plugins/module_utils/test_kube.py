@@ -113,12 +113,8 @@ def test_wait_backoff_looks_soon_then_every_sleep_and_ends_on_the_first_yes():
 def test_wait_backoff_looks_again_soon_while_the_status_moves():
     from ansible_collections.gpuops.cluster.plugins.module_utils.kube import wait_backoff
 
-    now = [0.0]
     pauses = []
-
-    def pause(seconds):
-        pauses.append(seconds)
-        now[0] += seconds
+    clock, pause = _clock(pauses)
 
     class Rollout(_Looks):
         # numberReady at each look: nothing for a while, then a rollout, then done
@@ -129,7 +125,7 @@ def test_wait_backoff_looks_again_soon_while_the_status_moves():
             ready = self.READY[len(self.looks) - 1]
             return ready == 100, {"status": {"desiredNumberScheduled": 100, "numberReady": ready}}, 0
 
-    ok, instance, elapsed = wait_backoff(Rollout(ready_at=0), 600, 5, clock=lambda: now[0], pause=pause)
+    ok, instance, elapsed = wait_backoff(Rollout(ready_at=0), 600, 5, clock=clock, pause=pause)
     assert ok and instance["status"]["numberReady"] == 100
     # unchanged: 0.5, 1, 2, 4; the status moved at the fifth look: 1, then moved again: 1
     assert pauses == [0.5, 1, 2, 4, 1, 1] and elapsed == 9
@@ -143,8 +139,9 @@ def test_wait_backoff_looks_again_soon_while_the_status_moves():
             count = self.COUNT[len(self.looks) - 1]
             return count == 5, {"kind": "NodeList", "items": [{}] * count}, 0
 
-    del pauses[:]
-    ok, dummy, dummy2 = wait_backoff(Labelled(ready_at=0), 600, 5, clock=lambda: now[0], pause=pause)
+    pauses = []
+    clock, pause = _clock(pauses)
+    ok, dummy, dummy2 = wait_backoff(Labelled(ready_at=0), 600, 5, clock=clock, pause=pause)
     assert ok and pauses == [0.5, 1, 2, 1]
 
 
@@ -211,10 +208,13 @@ class _Unreachable(object):
         return self.looks >= self.ready_at, {}, 0
 
 
-def _clock():
+def _clock(pauses=None):
+    """A clock and a pause that moves it (each pause appended to ``pauses`` when given): no real sleeping."""
     now = [0.0]
 
     def pause(seconds):
+        if pauses is not None:
+            pauses.append(seconds)
         now[0] += seconds
 
     return (lambda: now[0]), pause
