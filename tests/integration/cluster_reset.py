@@ -14,7 +14,8 @@ CRDs that appear later are seen too) and the inventory of ``inventory.py``. ``Se
    EndpointSlices), what has an owner (the garbage collector takes it with its owner) and the MCO's
    ``rendered-*`` MachineConfigs: extra objects in the seed namespaces and cluster-scoped ones (MachineSets,
    MachineConfigs, Subscriptions, NodeFeatureDiscoveries, RuntimeClasses, ClusterRoles, ...), then the extra
-   Namespaces and CRDs, and waits until they are gone;
+   Namespaces and CRDs, and waits until they are gone, with what a test deleted without waiting (a Namespace
+   still Terminating still holds its objects);
 3. until the inventory equals the seed's: restores again, deletes extra Nodes once no Machine holds them
    (hand-made GPU nodes; a GPU MachineSet's nodes go with their Machines), and lets the controllers settle (the
    MachineConfigPools roll back to their seed rendered config once extra MachineConfigs are gone). If that does
@@ -285,16 +286,17 @@ class Seed(object):
         return set(name for _ns, name in self.objects.get(("", "namespaces"), {}))
 
     def extras(self, api, resources):
-        """[(resource, namespace, name)] not in the seed and not owned, cluster-scoped and in seed namespaces."""
+        """[(resource, namespace, name)] not in the seed and not owned, cluster-scoped and in seed namespaces;
+        [(resource, namespace, name)] of those already being deleted."""
         seed_ns = self.namespaces()
-        found = []
+        found, leaving = [], []
         for res in resources:
             if res.key in (("", "namespaces"), ("", "nodes"), ("apiextensions.k8s.io", "customresourcedefinitions")):
                 continue
             seed = self.objects.get(res.key, {})
             for (ns, name), obj in list_objects(api, res).items():
                 meta = obj["metadata"]
-                if (ns, name) in seed or meta.get("ownerReferences") or meta.get("deletionTimestamp"):
+                if (ns, name) in seed or meta.get("ownerReferences"):
                     continue
                 if harness_object(res.kind, ns, name):
                     continue
@@ -302,8 +304,8 @@ class Seed(object):
                     continue  # the MCO's own (a pool may still run it while it rolls back)
                 if res.namespaced and ns not in seed_ns:
                     continue  # goes with its namespace
-                found.append((res, ns, name))
-        return found
+                (leaving if meta.get("deletionTimestamp") else found).append((res, ns, name))
+        return found, leaving
 
     def reset(self, api, timeout=240):
         """Delete what is new, restore what changed, wait for the seed inventory; -> lines saying what it did."""
@@ -315,22 +317,23 @@ class Seed(object):
         self._restore(api, resources, done)
         # Extras in the seed namespaces and cluster-scoped ones: their controllers (machine-api, OLM, NFD) clean up
         # after them; then the extra Namespaces (with everything in them) and CRDs (with their objects).
-        pending = self._delete(api, self.extras(api, resources), done)
+        # What a test deleted without waiting is waited for too: a Namespace being deleted still holds its
+        # objects, and the next file's cluster-wide reads see them (a Subscription left Terminating in
+        # nvidia-gpu-operator stopped the next file's preflight: "the GPU Operator already manages this cluster").
+        extra, leaving = self.extras(api, resources)
+        pending = self._delete(api, extra, done) + self._leaving(leaving, done)
         for key in (("", "namespaces"), ("apiextensions.k8s.io", "customresourcedefinitions")):
             res = by_key.get(key)
             if res is None:
                 continue
             seed = self.objects.get(key, {})
-            extra = [
-                (res, ns, name)
-                for (ns, name), obj in list_objects(api, res).items()
-                if (ns, name) not in seed
-                and not obj["metadata"].get("deletionTimestamp")
-                and not harness_object(res.kind, ns, name)
-            ]
-            pending += self._delete(api, extra, done)
+            extra, leaving = [], []
+            for (ns, name), obj in list_objects(api, res).items():
+                if (ns, name) not in seed and not harness_object(res.kind, ns, name):
+                    (leaving if obj["metadata"].get("deletionTimestamp") else extra).append((res, ns, name))
+            pending += self._delete(api, extra, done) + self._leaving(leaving, done)
             if key == ("", "namespaces"):
-                self._drop_pods(api, by_key[("", "pods")], [name for _r, _ns, name in extra])
+                self._drop_pods(api, by_key[("", "pods")], [name for _r, _ns, name in extra + leaving])
         waited = time.time()
         self._wait_gone(api, pending, deadline)
         self.timings = {"deleted": time.time() - waited}
@@ -388,6 +391,12 @@ class Seed(object):
             done.append("deleted {0} {1}".format(res.kind, "{0}/{1}".format(ns, name) if ns else name))
             pending.append((res, ns, name))
         return pending
+
+    @staticmethod
+    def _leaving(targets, done):
+        done.extend("waited for {0} {1}".format(res.kind, "{0}/{1}".format(ns, name) if ns else name)
+                    for res, ns, name in targets)  # fmt: skip
+        return list(targets)
 
     def _wait_gone(self, api, pending, deadline):
         while pending:

@@ -131,7 +131,9 @@ class SharedCluster(object):
                         self.name,
                         module,
                         time.time() - t0,
-                        "{0} writes ({1}): {2}".format(len(done), waits, what),
+                        "{0} writes ({1}): {2}".format(
+                            len([d for d in done if not d.startswith("waited for ")]), waits, what
+                        ),
                     )
                 )
             except Exception as exc:  # ResetFailed, or a cluster a test left broken: start it afresh

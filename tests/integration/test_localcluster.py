@@ -244,3 +244,32 @@ def test_k8s_module_idempotent_with_zero_writes_on_rerun(cluster, ansible_task, 
     assert check["changed"] is True
     assert cluster.audit.writes_since(m2) == []
     assert client.CoreV1Api(cluster.api).read_namespaced_config_map("idem", namespace).data == {"a": "1"}
+
+
+def test_reset_waits_for_a_namespace_a_test_left_terminating(cluster, core):
+    """A test that deletes its namespace without waiting leaves it Terminating, its objects still listed: the
+    reset between files waits until it is gone (seen in CI: a Subscription left so stopped the next file's
+    preflight). A finalizer holds the namespace here until a timer lets it go."""
+    import threading
+
+    from cluster_reset import Seed
+
+    seed = Seed.take(cluster.api)
+    name = "reset-" + uuid.uuid4().hex[:6]
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    held = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="held", finalizers=["gpuops.test/hold"]))
+    core.create_namespaced_config_map(name, held)
+    core.delete_namespace(name)
+    assert core.read_namespace(name).metadata.deletion_timestamp
+    release = threading.Timer(3, core.patch_namespaced_config_map, ("held", name, {"metadata": {"finalizers": None}}))
+    release.start()
+    t0 = time.time()
+    try:
+        done = seed.reset(cluster.api, timeout=60)
+    finally:
+        release.join()
+    with pytest.raises(ApiException) as gone:
+        core.read_namespace(name)
+    assert gone.value.status == 404
+    assert time.time() - t0 >= 3
+    assert "waited for Namespace {0}".format(name) in done
