@@ -110,6 +110,17 @@ options:
         before any write. The node, the driver pods and the pinning are the rollout's.
     type: dict
     default: {}
+  verify_checks:
+    description:
+      - M(gpuops.cluster.gpu_validate) checks run on every GPU node of O(node_names) once the rollout is done, also
+        when it had nothing to roll, with the options of the validation (O(validate_options)), the pods placed by
+        node affinity. RV(verify) holds gpu_validate's result, so that a role reads it instead of starting
+        gpu_validate in a task of its own. Not in check mode.
+      - Empty, no such check.
+    type: list
+    elements: str
+    choices: [allocatable, driver, vectoradd, nvidia_smi, metrics, burnin]
+    default: []
   assume_outdated:
     description:
       - Take every driver pod as outdated. For check mode after a template change that check mode did not write
@@ -178,6 +189,13 @@ writes:
   description: API writes made (node patches, evictions, pod deletions).
   returned: when not in check mode and a node was rolled
   type: int
+verify:
+  description:
+    - With O(verify_checks), what M(gpuops.cluster.gpu_validate) returns for those checks on every GPU node after
+      the rollout (C(passed), C(nodes), C(failures), C(summary), ...). It does not fail the module; read C(passed).
+  returned: when O(verify_checks) is set, outside check mode, and the rollout did not stop
+  type: dict
+  sample: {"passed": true, "failures": [], "nodes": [{"node": "gpu-1", "passed": true}]}
 progress:
   description: Timestamped lines of what the rollout waited for.
   returned: always

@@ -159,6 +159,20 @@ def test_nothing_to_roll_reads_only(fleet, cluster, ansible_task):
     assert cluster.audit.writes_since(mark) == []
 
 
+def test_nothing_to_roll_still_verifies_every_node_in_the_same_run(fleet, cluster, ansible_task):
+    """verify_checks: gpu_validate's driver check on every GPU node, in this module run, still without a write."""
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, args(fleet, verify_checks=["driver"]))
+    assert not result.get("failed"), result.get("msg")
+    verify = result["verify"]
+    assert verify["passed"] is True and verify["failures"] == []
+    assert sorted(n["node"] for n in verify["nodes"]) == sorted(fleet.names)
+    assert all(n["checks"]["driver"]["status"] == "pass" for n in verify["nodes"]), verify["nodes"]
+    assert cluster.audit.writes_since(mark) == []
+    # Not in check mode: nothing to verify there.
+    assert "verify" not in ansible_task(MODULE, args(fleet, verify_checks=["driver"]), check=True)
+
+
 def test_rolls_one_node_at_a_time_with_no_gpu_client_at_any_swap(fleet, cluster, ansible_task):
     before = driver_pods(fleet)
     set_driver(fleet, image("580.95.05"))

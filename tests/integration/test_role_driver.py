@@ -85,6 +85,14 @@ def nfd_cr(prune):
     }
 
 
+VALIDATE = "gpuops.cluster.driver : Validate the driver on every GPU node"
+ROLLOUT = "gpuops.cluster.driver : Replace outdated driver pods node by node (cordon, evict GPU pods, reload, validate, uncordon)"
+
+
+def ran(out):
+    return [name for name, res in task_results(out) if not res.get("skipped")]
+
+
 def driver_daemonsets(kube):
     return {
         d["metadata"]["name"]: d
@@ -225,6 +233,8 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
 
     out = driver(cluster, FAST)
     assert failed_message(out) is None
+    # A first run has nothing to roll: the verify step validates the driver itself.
+    assert VALIDATE in ran(out) and ROLLOUT not in ran(out)
     daemonsets = driver_daemonsets(kube)
     assert len(daemonsets) == 1
     (ds,) = daemonsets.values()
@@ -276,6 +286,9 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
     assert failed_message(out) is None
     assert changed_tasks(out) == []
     assert writes(cluster, mark) == []
+    # The re-run: the rollout (nothing to roll) validated the driver in its own module run (verify_checks).
+    assert ROLLOUT in ran(out) and VALIDATE not in ran(out), ran(out)
+    assert driver_result(out)["ready"] is True
 
 
 def test_failed_build_is_named_with_reason_and_log_tail(cluster, gpu):
@@ -318,6 +331,8 @@ def test_crash_loop_named_then_kernel_upgrade_gives_one_build_and_one_daemonset(
 
     wait_for(crashing, 30, what="driver pod crash-looping on the new kernel")
     out = driver(cluster, FAST)
+    # The rollout had nothing to roll (the pod is of the current template) and its driver check found the node.
+    assert ROLLOUT in ran(out) and VALIDATE not in ran(out), ran(out)
     msg = failed_message(out)
     assert msg.startswith(
         "driver: node %s (kernel %s; the NFD kernel label is stale: the node runs %s)" % (node, OLD_KERNEL, NEW_KERNEL)

@@ -37,6 +37,7 @@ def argument_spec():
         validate=dict(type="bool", default=True),
         validate_checks=dict(type="list", elements="str", choices=list(CHECKS), default=list(VALIDATE_CHECKS)),
         validate_options=dict(type="dict", default={}),
+        verify_checks=dict(type="list", elements="str", choices=list(CHECKS), default=[]),
         assume_outdated=dict(type="bool", default=False),
     )
 
@@ -75,20 +76,23 @@ def check_params(params):
     if params["validate"] and not params["validate_checks"]:
         raise GpuopsError("is empty: list gpu_validate checks, or set validate: false", param="validate_checks")
     validation_params(cfg, ["node-check"])  # its errors now, before any write
+    if params["verify_checks"]:
+        verify_params(cfg, ["node-check"])
     return cfg
 
 
-def validation_params(cfg, node_names):
-    """gpu_validate's parameters for the nodes of one wave: its argument spec (types, choices, defaults) over
-    validate_options and the rollout's own settings, then gpu_validate's own rules."""
+def validation_params(cfg, node_names, checks=None, pin="nodeName", checks_param="validate_checks"):
+    """gpu_validate's parameters for the nodes of one wave (pinned by nodeName: they are cordoned): its argument
+    spec (types, choices, defaults) over validate_options and the rollout's own settings, then gpu_validate's own
+    rules."""
     params = dict(cfg.get("validate_options") or {})
     params.update(
-        checks=list(cfg["validate_checks"]),
+        checks=list(cfg["validate_checks"] if checks is None else checks),
         node_names=list(node_names),
         namespace=cfg["namespace"],
         driver_namespace=cfg["namespace"],
         driver_selector=cfg["driver_selector"],
-        pin="nodeName",
+        pin=pin,
         fail_on_error=False,
     )
     params, errors = checked_params(validate_params.argument_spec(), params)
@@ -102,6 +106,12 @@ def validation_params(cfg, node_names):
     except GpuopsError as exc:
         raise GpuopsError(
             "{0} (as gpuops.cluster.gpu_validate reads it)".format(exc),
-            param="validate_checks" if exc.param == "checks" else "validate_options",
+            param=checks_param if exc.param == "checks" else "validate_options",
         )
     return params
+
+
+def verify_params(cfg, node_names):
+    """gpu_validate's parameters for verify_checks on every GPU node after the rollout: the nodes are back in
+    service, so the pods are placed by node affinity, as gpu_validate places them by default."""
+    return validation_params(cfg, node_names, cfg["verify_checks"], "affinity", "verify_checks")

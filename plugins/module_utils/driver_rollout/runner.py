@@ -22,6 +22,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout impo
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout.params import (
     check_params,
     validation_params,
+    verify_params,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.pools import selector_matches
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import runner as validate_runner
@@ -323,7 +324,7 @@ class Rollout(object):
         return failures
 
     def _validate(self, names, checks):
-        params = validation_params(dict(self.cfg, validate_checks=checks), names)
+        params = validation_params(self.cfg, names, checks)
         result = validate_runner.run(_Validation(self.module, params), self.client, self.svc)
         failures = {}
         for entry in result.get("nodes") or []:
@@ -469,6 +470,7 @@ def run(module, client, svc):
     rows += [_row(s, "unreachable", "node NotReady: not rolled") for s in unreachable]
     result = {"changed": False, "nodes": rows, "waves": [], "failed_nodes": [], "not_reached": [], "writes": 0}
     if len(unreachable) == len(todo):
+        _verify(ro, states, result)
         result.update(table=plan.table(rows), seconds=round(time.monotonic() - t0, 3), progress=ro.progress.events)
         result["msg"] = "nothing to roll: {0} GPU node(s) current{1}".format(
             len([r for r in rows if r["result"] == "current"]),
@@ -520,7 +522,19 @@ def run(module, client, svc):
             ),
             **dict((k, v) for k, v in result.items() if k != "changed"),
         )
+    _verify(ro, states, result)
+    result["seconds"] = round(time.monotonic() - t0, 3)
     result["msg"] = "driver rolled on {0} GPU node(s) in {1} wave(s), {2:.0f}s".format(
         len(done), len(groups), result["seconds"]
     )
     return result
+
+
+def _verify(ro, states, result):
+    """verify_checks on every GPU node once the rollout is done (also when it had nothing to roll), as
+    gpu_validate returns them, under ``verify``: the driver role's verify step reads them instead of starting
+    gpu_validate again."""
+    if ro.cfg["verify_checks"] and not ro.module.check_mode:
+        params = verify_params(ro.cfg, ro.cfg.get("node_names") or [s["node"] for s in states])
+        ro.progress("verifying {0} GPU node(s): {1}".format(len(params["node_names"]), ", ".join(params["checks"])))
+        result["verify"] = validate_runner.run(_Validation(ro.module, params), ro.client, ro.svc)

@@ -9,7 +9,11 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils import daemonsets
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout import plan
-from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout.params import check_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout.params import (
+    check_params,
+    validation_params,
+    verify_params,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 
 GPU = "feature.node.kubernetes.io/pci-10de.present"
@@ -260,7 +264,7 @@ def test_table_shows_the_driver_tags():
 
 BASE = {"namespace": "gpu", "node_names": None, "assume_outdated": False, "canary": 1, "drain_timeout": 300, "wait_timeout": None, "wait_sleep": 5,
         "validate": True, "validate_checks": ["allocatable", "driver", "vectoradd"], "validate_options": {},
-        "driver_selector": "app=d", "max_unavailable": 1, "delete_after_timeout": False}  # fmt: skip
+        "driver_selector": "app=d", "max_unavailable": 1, "delete_after_timeout": False, "verify_checks": []}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -286,3 +290,23 @@ def test_bad_options_are_named_before_anything_is_read(change, param, words):
 def test_good_options_pass_and_default_the_wait():
     cfg = check_params(dict(BASE, validate_options={"run_as_user": "1000", "runtime_class_name": "nvidia"}))
     assert cfg["wait_timeout"] == 1260
+
+
+def test_verify_checks_run_on_the_nodes_back_in_service_with_the_validation_options():
+    cfg = check_params(dict(BASE, verify_checks=["driver"], validate_options={"runtime_class_name": "nvidia"}))
+    params = verify_params(cfg, ["gpu-1", "gpu-2"])
+    assert params["checks"] == ["driver"] and params["node_names"] == ["gpu-1", "gpu-2"]
+    # Placed as gpu_validate places pods by default: the nodes are uncordoned again.
+    assert params["pin"] == "affinity" and params["runtime_class_name"] == "nvidia"
+    assert (params["driver_namespace"], params["driver_selector"], params["fail_on_error"]) == ("gpu", "app=d", False)
+    # A wave's validation still pins its cordoned node.
+    wave = validation_params(cfg, ["gpu-1"])
+    assert wave["pin"] == "nodeName" and wave["checks"] == ["allocatable", "driver", "vectoradd"]
+
+
+def test_verify_checks_are_checked_with_the_validation_options_before_any_write():
+    # The waves' checks accept these options; a burn-in in verify_checks needs a longer wait.
+    check_params(dict(BASE, validate_options={"wait_timeout": 60}))
+    with pytest.raises(GpuopsError) as err:
+        check_params(dict(BASE, verify_checks=["burnin"], validate_options={"wait_timeout": 60}))
+    assert err.value.param == "validate_options" and "too short for a level 2 burn-in" in str(err.value)
