@@ -73,6 +73,10 @@ RESTORED_KINDS = set(kind for _v, kind in KINDS) | {"Node", "MachineConfigPool"}
 CONTROLLER_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
 
 
+# How ``reset`` names what it only waited for (a test deleted it): not a write of the reset.
+WAITED = "waited for "
+
+
 class ResetFailed(Exception):
     pass
 
@@ -394,7 +398,7 @@ class Seed(object):
 
     @staticmethod
     def _leaving(targets, done):
-        done.extend("waited for {0} {1}".format(res.kind, "{0}/{1}".format(ns, name) if ns else name)
+        done.extend(WAITED + "{0} {1}".format(res.kind, "{0}/{1}".format(ns, name) if ns else name)
                     for res, ns, name in targets)  # fmt: skip
         return list(targets)
 

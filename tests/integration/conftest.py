@@ -33,7 +33,7 @@ import warnings
 
 import pytest
 from ansible_env import collection_env, no_json_message, run_tasks
-from cluster_reset import Seed
+from cluster_reset import WAITED, Seed
 from localcluster.audit import AuditLog
 from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster
 
@@ -131,9 +131,7 @@ class SharedCluster(object):
                         self.name,
                         module,
                         time.time() - t0,
-                        "{0} writes ({1}): {2}".format(
-                            len([d for d in done if not d.startswith("waited for ")]), waits, what
-                        ),
+                        "{0} writes ({1}): {2}".format(len([d for d in done if not d.startswith(WAITED)]), waits, what),
                     )
                 )
             except Exception as exc:  # ResetFailed, or a cluster a test left broken: start it afresh
