@@ -120,6 +120,11 @@ def _call(api, method, path, body=None, content_type=None):
     )
 
 
+def identity(api):
+    """The uid of the cluster's kube-system Namespace: a new one for every cluster started from an empty etcd."""
+    return _call(api, "GET", "/api/v1/namespaces/kube-system")["metadata"]["uid"]
+
+
 def _gone(exc):
     return isinstance(exc, ApiException) and exc.status in (404, 410)
 

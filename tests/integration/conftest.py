@@ -5,7 +5,8 @@
 
 Each pytest-xdist worker has its own clusters, one per kind, started the first time a test file asks for it and
 shared by every test file the worker runs after that: ``cluster`` (profile openshift by default,
-GPUOPS_TEST_PROFILE to change; reuses one already running in .localcluster/, `make cluster-up`), ``k8s_cluster``
+GPUOPS_TEST_PROFILE to change; one a test session started and kept, GPUOPS_KEEP_CLUSTER, is reused after a reset to
+its start, any other cluster running there, `make cluster-up`'s or `make demo`'s, is started afresh), ``k8s_cluster``
 (plain Kubernetes, two bare GPU nodes) and ``ocp419_cluster`` (OpenShift 4.19). They are module-scoped views:
 when a test file asks for a cluster that another file used before it, the cluster is first put back to its seed
 state (cluster_reset.py: what the tests made is deleted, the seed objects' labels, taints and specs restored, the
@@ -25,6 +26,7 @@ __metaclass__ = type
 import contextlib
 import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -33,7 +35,7 @@ import warnings
 
 import pytest
 from ansible_env import collection_env, no_json_message, run_tasks
-from cluster_reset import WAITED, Seed
+from cluster_reset import WAITED, Seed, identity
 from localcluster.audit import AuditLog
 from localcluster.cluster import DEFAULT_WORKDIR, LocalCluster
 
@@ -101,39 +103,59 @@ class SharedCluster(object):
             and ("openshift_version" not in kw or state.get("openshift_version") == kw["openshift_version"])
         )
 
-    def start(self, fresh=False, seed=True):
-        if not fresh and self.lc.pid_of("kube-apiserver") and self._matches(self.lc.read_state()):
-            sys.stderr.write(
-                "[integration] reusing running local cluster {0} ({1})\n".format(self.lc.workdir, self.profile)
-            )
-        else:
-            if self.lc.pid_of("kube-apiserver"):
-                self.lc.down(quiet=True)
-            self.lc.up(profile=self.profile, **self.up_kwargs)
-            self.started = True
+    def start(self, fresh=False):
+        """Start the cluster, or reuse the one running in its directory when this harness started it with the same
+        shape and saved its seed then (SEED_FILE): that one is reset to the seed first, so a kept cluster
+        (GPUOPS_KEEP_CLUSTER) is as fresh as a new one. Any other running cluster there (`make cluster-up`,
+        `make demo`, whose state the harness cannot know) is started afresh: a seed taken from a cluster that
+        site.yml already converged made the next file's tests fail where nothing was wrong. -> what it did."""
+        saved = None if fresh else self._saved_seed()
+        if saved is not None:
+            self.cluster = Cluster(self.lc, self.profile)
+            try:
+                done = saved.reset(self.cluster.api)
+            except Exception as exc:  # pylint: disable=broad-except  # as in use(): start it afresh
+                warnings.warn("{0}: reset of the kept cluster failed, started afresh: {1}".format(self.lc.workdir, exc))
+            else:
+                self.seed = saved
+                sys.stderr.write(
+                    "[integration] reusing local cluster {0} ({1})\n".format(self.lc.workdir, self.profile)
+                )
+                return "reused, reset to its start: " + _reset_detail(saved, done)
+        if self.lc.pid_of("kube-apiserver"):
+            self.lc.down(quiet=True)
+        self.lc.up(profile=self.profile, **self.up_kwargs)
+        self.started = True
         self.cluster = Cluster(self.lc, self.profile)
-        self.seed = Seed.take(self.cluster.api) if seed else None
+        self.seed = Seed.take(self.cluster.api)
+        with open(self._seed_path(), "wb") as handle:
+            pickle.dump({"identity": identity(self.cluster.api), "seed": self.seed}, handle)
+        return ""
+
+    def _seed_path(self):
+        return os.path.join(self.lc.workdir, SEED_FILE)
+
+    def _saved_seed(self):
+        """The seed saved when this harness started the running cluster; None for another or no cluster."""
+        if not (self.lc.pid_of("kube-apiserver") and self._matches(self.lc.read_state())):
+            return None
+        try:
+            with open(self._seed_path(), "rb") as handle:
+                saved = pickle.load(handle)
+            return saved["seed"] if saved["identity"] == identity(self.lc.api_client()) else None
+        except Exception:  # pylint: disable=broad-except  # none saved, an older format, an API not answering
+            return None
 
     def use(self, module):
         """The cluster for test file ``module``: started on first use, reset when another file used it last."""
         t0 = time.time()
         if self.cluster is None:
-            self.start()
-            EVENTS.append(("start", self.name, module, time.time() - t0, ""))
+            detail = self.start()
+            EVENTS.append(("start", self.name, module, time.time() - t0, detail))
         elif self.user not in (None, module):
             try:
                 done = self.seed.reset(self.cluster.api)
-                waits = ", ".join("{0} after {1:.0f}s".format(k, v) for k, v in sorted(self.seed.timings.items()))
-                what = "; ".join(done[:4]) + ("; ..." if len(done) > 4 else "")
-                EVENTS.append(
-                    (
-                        "reset",
-                        self.name,
-                        module,
-                        time.time() - t0,
-                        "{0} writes ({1}): {2}".format(len([d for d in done if not d.startswith(WAITED)]), waits, what),
-                    )
-                )
+                EVENTS.append(("reset", self.name, module, time.time() - t0, _reset_detail(self.seed, done)))
             except Exception as exc:  # ResetFailed, or a cluster a test left broken: start it afresh
                 warnings.warn(
                     "{0}: reset after {1} failed, cluster started afresh for {2} ({3:.0f}s): {4}".format(
@@ -153,6 +175,17 @@ class SharedCluster(object):
     def stop(self):
         if self.started and not os.environ.get("GPUOPS_KEEP_CLUSTER"):
             self.lc.down()
+
+
+# In a cluster's work directory: the seed this harness took when it started the cluster, and the cluster's identity
+# (the uid of its kube-system Namespace: a new one at every `cluster.py up`, which starts from an empty etcd).
+SEED_FILE = "test-seed.pickle"
+
+
+def _reset_detail(seed, done):
+    waits = ", ".join("{0} after {1:.0f}s".format(k, v) for k, v in sorted(seed.timings.items()))
+    what = "; ".join(done[:4]) + ("; ..." if len(done) > 4 else "")
+    return "{0} writes ({1}): {2}".format(len([d for d in done if not d.startswith(WAITED)]), waits, what)
 
 
 class ResetWarning(UserWarning):
@@ -409,12 +442,13 @@ def changed_tasks(out):
 def extra_cluster(name, profile, **up_kwargs):
     """A local cluster of one test module (own work directory and ports), for a shape no shared cluster has.
 
-    Reused when already running with the same profile (GPUOPS_KEEP_CLUSTER keeps it after the tests).
+    Reused, reset to its start, when a test session started it and kept it (GPUOPS_KEEP_CLUSTER); see
+    SharedCluster.start.
     """
     own = SharedCluster(cluster_dir(name), profile, up_kwargs)
     t0 = time.time()
-    own.start(seed=False)
-    EVENTS.append(("start", own.name, "(a file's own cluster)", time.time() - t0, ""))
+    detail = own.start()
+    EVENTS.append(("start", own.name, "(a file's own cluster)", time.time() - t0, detail))
     try:
         yield own.cluster
     finally:
