@@ -113,6 +113,16 @@ options:
       - Deletions (O(state=absent), O(prune)) are always waited for.
     type: bool
     default: false
+  wait_exclude:
+    description:
+      - Objects of the list written but not waited for with O(wait), each as C(Kind/name) (for example
+        C(DaemonSet/nfd-worker)); each must name an object of O(definitions), checked before any write.
+      - For a DaemonSet that runs on every node of the cluster, whose rollout one NotReady node far from the GPUs
+        never lets finish (its pod there stays not ready). Wait for what it does on the nodes that matter another
+        way (M(gpuops.cluster.nfd_labels) for NFD's worker).
+    type: list
+    elements: str
+    default: []
   operand_pods:
     description:
       - After the writes and the wait (with or without a timeout, see O(fail_on_timeout)), report a DaemonSet's pod
@@ -262,6 +272,7 @@ def argument_spec():
         ),
         field_manager=dict(type="str", default="gpuops.cluster"),
         fail_on_timeout=dict(type="bool", default=True),
+        wait_exclude=dict(type="list", elements="str", default=[]),
         operand_pods=dict(type="dict", options=copy.deepcopy(OPERAND_POD_OPTIONS)),
     )
 

@@ -22,6 +22,7 @@ import time
 
 import pytest
 from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from kubernetes import client
 from waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -386,6 +387,36 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
             converge_s, rerun_s, len(task_results(out))
         )
     )
+
+    # A full CPU node: its nfd-worker pod, recreated, stays Pending (Insufficient memory), so the DaemonSet's
+    # rollout does not finish while the node is full. The state waits for the GPU nodes' labels, not for that rollout
+    # (which failed it at nfd_wait_timeout).
+    core, apps = client.CoreV1Api(k8s_cluster.api), client.AppsV1Api(k8s_cluster.api)
+
+    def worker_ready():
+        status = apps.read_namespaced_daemon_set("nfd-worker", "node-feature-discovery").status
+        return status.number_ready or 0, status.desired_number_scheduled
+
+    memory = core.read_node("worker-0").status.allocatable["memory"]
+    hog = {
+        "metadata": {"name": "hog"},
+        "spec": {
+            "nodeName": "worker-0",  # bound by name, as a kubelet admits it: the node is full for the scheduler
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"memory": memory}}}],
+        },
+    }  # fmt: skip
+    core.create_namespaced_pod("default", hog)
+    try:
+        for pod in core.list_namespaced_pod("node-feature-discovery", field_selector="spec.nodeName=worker-0").items:
+            if pod.metadata.name.startswith("nfd-worker"):
+                core.delete_namespaced_pod(pod.metadata.name, "node-feature-discovery", grace_period_seconds=0)
+        wait_until(lambda: worker_ready()[0] < worker_ready()[1], timeout=60, what="nfd-worker not ready on worker-0")
+        out = run_role(k8s_cluster, "nfd", dict(role_vars, nfd_wait_timeout=20, preflight_platform=KUBERNETES))
+        assert_ok(out)
+        assert worker_ready()[0] < worker_ready()[1]  # still Pending: the run did not wait for it
+        assert sorted(n["name"] for n in fact(out, "nfd_result")["gpu_nodes"]) == ["gpu-0", "gpu-1"]
+    finally:
+        core.delete_namespaced_pod("hog", "default", grace_period_seconds=0)
 
     out = run_role(k8s_cluster, "nfd", dict(KNOWN_K8S, nfd_state="absent", nfd_remove_labels=True))
     assert_ok(out)

@@ -56,6 +56,25 @@ def _check_params(params):
     return timeout, sleep
 
 
+def _key(item):
+    return "{0}/{1}".format(item.kind, item.name)
+
+
+def waited(items, exclude):
+    """The items ``wait`` waits for: all but those ``exclude`` names (``Kind/name``), each of which must be one of
+    ``items`` (a misspelt name would wait after all, or never be noticed)."""
+    keys = set(_key(i) for i in items)
+    unknown = [name for name in exclude if name not in keys]
+    if unknown:
+        raise GpuopsError(
+            "names no object of definitions: {0}. Give Kind/name of an object in the list ({1}).".format(
+                ", ".join(unknown), ", ".join(sorted(keys)) or "none"
+            ),
+            param="wait_exclude",
+        )
+    return [i for i in items if _key(i) not in exclude]
+
+
 def plan(client, params):
     """Items with their existing state and action, plus the stale ones (reads only)."""
     items = build_items(params["definitions"], params["namespace"], params["owner"])
@@ -209,13 +228,14 @@ def run(module, client, svc):
     timeout, sleep = _check_params(params)
     progress = Progress(module)
     items, stale = plan(client, params)
+    to_wait = waited(items, params.get("wait_exclude") or [])
     result = _result(items, stale, module._diff)
     if not module.check_mode:
         if params["state"] == "present":
             converge(client, items, params["field_manager"], timeout, sleep, progress)
             remove(client, stale, timeout, sleep, progress)
             if params["wait"]:
-                _wait_ready(client, items, timeout, sleep, progress, params, result)
+                _wait_ready(client, to_wait, timeout, sleep, progress, params, result)
             if params.get("operand_pods"):
                 # What a role's verify step would read next, in this run: no second module start for it.
                 result["operand_pods"] = operand_report(client, svc, params["operand_pods"])

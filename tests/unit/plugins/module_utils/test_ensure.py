@@ -249,3 +249,17 @@ def test_a_resource_quota_is_ready_once_the_quota_controller_counted_it():
     assert not quota_in_force({"spec": spec})  # just created: admission would let a 3-GPU pod in
     assert not quota_in_force({"spec": spec, "status": {"hard": {"pods": "10"}}})
     assert quota_in_force({"spec": spec, "status": {"hard": dict(spec["hard"]), "used": {"pods": "0"}}})
+
+
+def test_wait_exclude_leaves_out_the_named_objects_and_refuses_a_name_not_in_the_list():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import runner
+
+    master = _planned("Deployment", "nfd-master", "nfd", api_version="apps/v1")
+    worker = _planned("DaemonSet", "nfd-worker", "nfd", api_version="apps/v1")
+    assert runner.waited([master, worker], []) == [master, worker]
+    assert runner.waited([master, worker], ["DaemonSet/nfd-worker"]) == [master]
+    with pytest.raises(GpuopsError) as err:
+        runner.waited([master, worker], ["DaemonSet/nfd-workers", "Deployment/nfd-master"])
+    assert err.value.param == "wait_exclude"
+    assert "names no object of definitions: DaemonSet/nfd-workers." in str(err.value)
+    assert "(DaemonSet/nfd-worker, Deployment/nfd-master)" in str(err.value)
