@@ -393,9 +393,9 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
     # (which failed it at nfd_wait_timeout).
     core, apps = client.CoreV1Api(k8s_cluster.api), client.AppsV1Api(k8s_cluster.api)
 
-    def worker_ready():
+    def rollout_unfinished():
         status = apps.read_namespaced_daemon_set("nfd-worker", "node-feature-discovery").status
-        return status.number_ready or 0, status.desired_number_scheduled
+        return (status.number_ready or 0) < status.desired_number_scheduled
 
     memory = core.read_node("worker-0").status.allocatable["memory"]
     hog = {
@@ -410,10 +410,12 @@ def test_kubernetes_converge_rerun_absent(k8s_cluster):
         for pod in core.list_namespaced_pod("node-feature-discovery", field_selector="spec.nodeName=worker-0").items:
             if pod.metadata.name.startswith("nfd-worker"):
                 core.delete_namespaced_pod(pod.metadata.name, "node-feature-discovery", grace_period_seconds=0)
-        wait_until(lambda: worker_ready()[0] < worker_ready()[1], timeout=60, what="nfd-worker not ready on worker-0")
+        wait_until(rollout_unfinished, timeout=60, what="nfd-worker not ready on worker-0")
+        mark = k8s_cluster.audit.mark()
         out = run_role(k8s_cluster, "nfd", dict(role_vars, nfd_wait_timeout=20, preflight_platform=KUBERNETES))
         assert_ok(out)
-        assert worker_ready()[0] < worker_ready()[1]  # still Pending: the run did not wait for it
+        assert changed_tasks(out) == [] and k8s_cluster.audit.writes_since(mark, include_dry_run=True) == []
+        assert rollout_unfinished()  # still Pending: the run did not wait for it
         assert sorted(n["name"] for n in fact(out, "nfd_result")["gpu_nodes"]) == ["gpu-0", "gpu-1"]
     finally:
         core.delete_namespaced_pod("hog", "default", grace_period_seconds=0)
