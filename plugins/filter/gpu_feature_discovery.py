@@ -39,7 +39,7 @@ def gpu_feature_discovery_plan(reads, nodes, settings, openshift, check_mode, gp
     if missing:
         raise AnsibleFilterError("gpu_feature_discovery_plan: settings lack {0}".format(", ".join(missing)))
     return _gfd.plan(
-        _list(reads, "gpu_feature_discovery_plan"),
+        None if reads is None else _list(reads, "gpu_feature_discovery_plan"),
         _list(nodes, "gpu_feature_discovery_plan"),
         settings,
         openshift,

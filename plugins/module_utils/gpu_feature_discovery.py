@@ -86,11 +86,14 @@ def plan(reads, nodes, settings, openshift, check_mode, gpu_labels):
     """What the preflight decides.
 
     ``reads``: the k8s_info results of the Namespace and the sharing ConfigMap (each with its ``item``: kind,
-    name; the namespace read is skipped when this run's driver state made it, the ConfigMap read when no name);
+    name; the namespace read is skipped when this run's driver state made it, the ConfigMap read when no name or
+    when this run's device plugin has none), or None when both were skipped and so the read was not made;
     ``nodes``: the GPU nodes (nfd_labels facts); ``settings``: namespace, node_feature_api, config_map (the
     setting: auto, "" or a name), config_default, plugin_default (the device plugin's default key), cdi_enabled,
     runtime_class.
     """
+    if reads is None:
+        reads = [{"item": {"kind": "Namespace"}, "skipped": True}, {"item": {"kind": "ConfigMap"}, "skipped": True}]
     ns_read, cm_read = _read(reads, "Namespace"), _read(reads, "ConfigMap")
     ns_exists = bool(ns_read.get("skipped")) or bool(ns_read.get("resources"))
     name = (cm_read.get("item") or {}).get("name") or ""

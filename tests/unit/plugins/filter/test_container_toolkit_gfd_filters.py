@@ -55,9 +55,14 @@ def test_gpu_feature_discovery_filters():
         + ", true, false, ['l'])]"
         " + [[{'name': 'n', 'gpu': true, 'gfd': {}}] | gpuops.cluster.gpu_feature_discovery_labels]"
         " + [[{'node': 'n', 'pod': None, 'ready': false}] | gpuops.cluster.gpu_feature_discovery_unlabelled('false', true, 'gfd')]"
+        # No read made (both skipped): the answers of the skipped register are none.
+        " + [none | gpuops.cluster.gpu_feature_discovery_plan([{'name': 'n', 'gpu': true}], "
+        + settings
+        + ", true, false, ['l'])]"
     )
     assert isinstance(res["msg"], list), res
-    inputs, plan, labels, lines = res["msg"]
+    inputs, plan, labels, lines, unread = res["msg"]
+    assert unread["namespace_exists"] is True and unread["problems"] == [] and unread["config_map"] == "", unread
     assert inputs[0].startswith(
         "gpu_feature_discovery: gpu_feature_discovery_node_feature_api must be auto, true or false"
     )

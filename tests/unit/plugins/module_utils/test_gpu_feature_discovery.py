@@ -64,6 +64,21 @@ def test_auto_takes_the_device_plugin_config_map_and_default_key_when_they_exist
     assert (p["config_map"], p["config_default"], p["problems"]) == ("", "", [])
 
 
+def test_no_read_made_means_both_reads_were_skipped():
+    """The role skips k8s_read when this run's driver made the namespace and its device plugin has no ConfigMap."""
+    p = plan(None)
+    assert (p["namespace_exists"], p["config_map"], p["config_default"], p["problems"], p["skip"]) == (
+        True,
+        "",
+        "",
+        [],
+        False,
+    )
+    # The same answer as a read that found no ConfigMap.
+    found_none = plan(reads(cm=None))
+    assert dict((k, found_none[k]) for k in p) == p
+
+
 def test_sharing_config_map_problems():
     (msg,) = plan(reads(cm=None), config_default="any")["problems"]
     assert msg.startswith(
