@@ -36,7 +36,7 @@ ENGINE_ENV = $(if $(filter mitogen,$(ENGINE)),ANSIBLE_STRATEGY=mitogen_linear AN
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(BUILD)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv binaries collection style unit oracles sanity lint build-collection integration molecule check test demo cluster-up cluster-down cluster-status bench clean
+.PHONY: help venv binaries cluster-binaries promtool oracle-binaries collection style unit oracles sanity lint build-collection integration molecule check test demo cluster-up cluster-down cluster-status bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -59,6 +59,16 @@ binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane bi
 	bash tests/oracles/build.sh >/dev/null & pids+=($$!); \
 	rc=0; for pid in "$${pids[@]}"; do wait $$pid || rc=$$?; done; exit $$rc
 
+# Each of the three alone, for the targets that need only it (a cold `make demo` builds no containerd or helm).
+cluster-binaries: ## build or reuse the control plane alone (etcd, Kubernetes, kwok): what a local cluster runs
+	@bash tests/localcluster/build.sh >/dev/null
+
+promtool: ## build or reuse promtool alone (the unit test of the monitoring role's alerts runs it)
+	@bash tests/monitoring/build_promtool.sh >/dev/null
+
+oracle-binaries: ## build or reuse the oracle programs alone (device plugin loader, toolkit installer, containerd, helm)
+	@bash tests/oracles/build.sh >/dev/null
+
 collection: venv ## expose this checkout as ansible_collections/gpuops/cluster under .build/
 	@mkdir -p $(dir $(COLL))
 	@[ -L $(COLL) ] || ln -sfn $(CURDIR) $(COLL)
@@ -70,7 +80,7 @@ style: venv ## black --check and ruff (pyflakes, pycodestyle, imports, complexit
 unit: collection ## unit tests (pure functions, module argument handling)
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
 
-oracles: collection binaries ## the roles' rendered configs through upstream code (device plugin loader, toolkit installer, containerd)
+oracles: collection oracle-binaries ## the roles' rendered configs through upstream code (device plugin loader, toolkit installer, containerd)
 	$(BIN)/pytest -q tests/oracles $(PYTEST_ARGS)
 
 sanity: venv ## ansible-test sanity on a clean copy of the tracked tree
@@ -84,7 +94,7 @@ lint: venv collection ## ansible-lint (production profile)
 build-collection: venv ## build the tarball and prove it installs offline and ansible-doc lists it
 	bash tests/build_check.sh
 
-integration: collection binaries ## integration tests on the real local control plane (started and stopped here)
+integration: collection cluster-binaries ## integration tests on the real local control plane (started and stopped here)
 	@# --no-loadscope-reorder: files are sent in the order tests/integration/conftest.py gives them (heaviest
 	@# first), not xdist's (most tests first), which left the long one-test site.yml files for last.
 	@# The files beside the workers write to a log of their own (reports/integration-beside.log), shown after the
@@ -100,7 +110,7 @@ integration: collection binaries ## integration tests on the real local control 
 	  if [ $$brc -ne 0 ] && [ $$brc -ne 5 ] && [ $$rc -eq 0 ]; then rc=$$brc; fi; fi; \
 	exit $$rc
 
-molecule: collection binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
+molecule: collection cluster-binaries ## molecule scenarios (delegated driver) on the local cluster; stops it if it started it
 	@running=$$($(BIN)/python tests/localcluster/cluster.py status | grep -q '"api_ready": true' && echo yes || echo no); \
 	rc=0; for s in $(MOLECULE_SCENARIOS); do [ -d molecule/$$s ] || continue; \
 	  $(BIN)/molecule test -s $$s || { rc=$$?; break; }; done; \
@@ -109,15 +119,27 @@ molecule: collection binaries ## molecule scenarios (delegated driver) on the lo
 check: venv collection ## the inner loop: style, unit tests and ansible-test sanity, two at a time (no cluster, no Go build)
 	$(MAKE) --no-print-directory -j2 --output-sync=target style unit sanity
 
-# make test: the Go builds (binaries; a cold cache takes tens of minutes, mostly one core linking) run next to the
-# checks that need no binary (venv, style, unit, sanity, lint, build-collection; one core each), two jobs at a time
-# (-j2, each target's output kept together by -O); a failure of either side fails the run once both have
-# stopped. Then the oracle tests, the integration tests and molecule, which need the binaries.
-test: ## everything CI runs: style, unit, sanity, lint, build-collection next to binaries; then oracles, integration, molecule
-	$(MAKE) --no-print-directory -j2 --output-sync=target binaries style unit sanity lint build-collection
-	$(MAKE) --no-print-directory oracles integration molecule
+# make test, on a cold cache (README, Test suite):
+# 1. the control plane and promtool build next to the checks that need no cluster (venv, style, unit, sanity, lint,
+#    build-collection), two jobs at a time (-j2, each target's output kept together by -O);
+# 2. the integration tests start as soon as those pass, while the oracle programs (helm, the device plugin's loader,
+#    the toolkit installer, four containerds), started at nice 19 with step 1, build on in the cycles the tests leave
+#    idle (test_gpu_operator_helm.py builds or waits for helm itself); their log is printed when they are done;
+# 3. the oracle tests and molecule.
+# A failure stops the run after its step (the oracle build is then stopped too); the exit status is the first failure's.
+test: ## everything CI runs: style, unit, sanity, lint, build-collection next to the control plane's build; then integration (the oracle programs building beside it), oracles, molecule
+	@mkdir -p reports; log=reports/oracle-build.log; \
+	setsid nice -n 19 bash tests/oracles/build.sh > $$log 2>&1 & opid=$$!; \
+	rc=0; $(MAKE) --no-print-directory -j2 --output-sync=target cluster-binaries promtool style unit sanity lint \
+	  build-collection || rc=$$?; \
+	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory integration || rc=$$?; fi; \
+	[ $$rc -eq 0 ] || kill -- -$$opid 2>/dev/null; \
+	wait $$opid; orc=$$?; echo "======== the oracle programs, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
+	if [ $$rc -eq 0 ] && [ $$orc -ne 0 ]; then rc=$$orc; fi; \
+	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory oracles molecule || rc=$$?; fi; \
+	exit $$rc
 
-cluster-up: venv binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N), kubectl in .localcluster/bin
+cluster-up: venv cluster-binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N), kubectl in .localcluster/bin
 	@bash tests/localcluster/build.sh --kubectl >/dev/null
 	$(BIN)/python tests/localcluster/cluster.py up --profile $(PROFILE) --gpu-nodes $(GPU_NODES)
 
@@ -133,7 +155,7 @@ demo: collection ## bring up the simulated OpenShift cluster and run playbooks/s
 	K8S_AUTH_KUBECONFIG=$(KUBECONFIG_LOCAL) $(ENGINE_ENV) $(BIN)/ansible-playbook -i inventories/local playbooks/site.yml
 	@echo "The cluster is still up: KUBECONFIG=$(KUBECONFIG_LOCAL) ; 'make cluster-down' stops it."
 
-bench: collection binaries ## benchmark scripts (figures printed, not asserted)
+bench: collection cluster-binaries ## benchmark scripts (figures printed, not asserted)
 	@for b in tests/bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean: cluster-down ## remove build outputs (not the binary cache in ~/.cache/gpuops-localcluster)

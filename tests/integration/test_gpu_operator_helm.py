@@ -52,7 +52,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def chart_repo(tmp_path_factory):
     """(helm path, repository URL): the vendored chart packaged and indexed by helm itself, served over HTTP."""
-    helm = oracle("helm")
+    helm = oracle("helm", build=True)
     work = tmp_path_factory.mktemp("chart-repo")
     source, repo = str(work / "gpu-operator"), work / "repo"
     shutil.copytree(CHART, source)  # links resolved: the ClusterPolicy CRD is the simulator's copy

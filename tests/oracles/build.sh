@@ -13,20 +13,26 @@
 # Concurrent builds (several checkouts, one cache) take an exclusive flock on cache/bin/.<name>-v<version>[-<digest>].lock
 # per program and build into a temporary directory of their own (mktemp -d), as tests/localcluster/build.sh does;
 # one that waited finds the program built and reuses it.
-# Usage: build.sh            build what is missing; print "<name> <path>" per program on stdout
-#        build.sh --locate   build nothing; print the same, exit 1 naming what is missing (the tests use this)
+# Usage: build.sh [NAME...]            build what is missing; print "<name> <path>" per program on stdout
+#        build.sh --locate [NAME...]   build nothing; print the same, exit 1 naming what is missing (the tests use this)
+# NAMEs limit either to those programs (the integration test of the GPU Operator's chart builds or waits for helm
+# alone while `make test` builds the rest beside the integration tests).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${GPUOPS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuops-localcluster}
 export GOTOOLCHAIN=local
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 locate=false
-[ "${1:-}" = --locate ] && locate=true
+[ "${1:-}" = --locate ] && { locate=true; shift; }
+only=("$@")
 
 log() { echo "[build] $*" >&2; }
 
 # name, wrapper module dir, upstream module path, package to build, cgo (0/1), digest (yes/no)
+# helm first: `make test` builds these beside the integration tests, and one of those (test_gpu_operator_helm.py,
+# among the first sent to a worker) waits for helm.
 programs=(
+  "helm go/helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm 0 no"
   "dpconfig go/dpconfig github.com/NVIDIA/k8s-device-plugin . 0 yes"
   # go-nvml (imported by the installer's toolkit package) is cgo only; it dlopens libnvidia-ml at run time, so a
   # C compiler is needed to build, no NVIDIA library.
@@ -35,7 +41,6 @@ programs=(
   "containerd-2.0 go/containerd-2.0 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
   "containerd-2.1 go/containerd-2.1 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
   "containerd-2.2 go/containerd-2.2 github.com/containerd/containerd/v2 github.com/containerd/containerd/v2/cmd/containerd 0 no"
-  "helm go/helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm 0 no"
 )
 
 # build <name> <wrapper module> <package> <cgo> <upstream> <version> <cache dir>, holding the program's lock.
@@ -54,10 +59,15 @@ build() {
   log "$name built in $(( $(date +%s) - start ))s"
 }
 
+for n in "${only[@]}"; do
+  printf '%s\n' "${programs[@]%% *}" | grep -qx -- "$n" \
+    || { log "no oracle program named '$n' (one of: $(printf '%s ' "${programs[@]%% *}"))"; exit 2; }
+done
 missing=()
 total_start=$(date +%s)
 for entry in "${programs[@]}"; do
   read -r name mod upstream pkg cgo digest <<<"$entry"
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then continue; fi
   version=$(awk -v m="$upstream" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$here/$mod/go.mod")
   [ -n "$version" ] || { log "no $upstream requirement in $here/$mod/go.mod"; exit 1; }
   key=$name-$version

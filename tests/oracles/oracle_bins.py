@@ -16,10 +16,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, "build.sh")
 
 
-def oracle(name):
-    """The path of oracle program ``name``; the test fails (pytest.fail) when it is not built."""
+def oracle(name, build=False):
+    """The path of oracle program ``name``; the test fails (pytest.fail) when it is not built.
+
+    ``build=True`` builds it first when missing, or waits under its lock for a build in progress (`make test` builds
+    the oracle programs beside the integration tests, one of which needs helm).
+    """
+    args = [name] if build else ["--locate", name]
     proc = subprocess.run(
-        ["bash", BUILD, "--locate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False
+        ["bash", BUILD] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False
     )
     paths = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
     path = paths.get(name)
