@@ -50,7 +50,7 @@ echo "done $$ $out" >>"$FAKE_GO_LOG"
 SCRIPTS = [
     ("localcluster/build.sh", 3),  # kubernetes (three binaries in one run), etcd, kwok; no kubectl
     ("monitoring/build_promtool.sh", 1),
-    ("oracles/build.sh", 7),  # dpconfig, ctkinstaller, containerd 1.7, 2.0, 2.1, 2.2, helm
+    ("oracles/build.sh", 7),  # helm, dpconfig, ctkinstaller, containerd 1.7, 2.0, 2.1, 2.2
 ]
 
 
@@ -146,3 +146,30 @@ def test_kubectl_is_built_only_when_asked_for_and_then_linked(fake_env):
     assert len(started) == 4 and sum("kubectl-v" in p for p in started) == 1, started
     bad = subprocess.run(["bash", script, "--bogus"], env=env, stderr=subprocess.PIPE, check=False)
     assert bad.returncode == 2 and b"usage: build.sh [--kubectl]" in bad.stderr
+
+
+def test_named_oracle_programs_are_built_alone_and_an_unknown_name_is_refused(fake_env):
+    """`build.sh helm` builds helm only (test_gpu_operator_helm.py, while `make test` builds the rest beside it)."""
+    env, tmp_path = fake_env
+    env["FAKE_GO_SLEEP"] = "0"
+    script = os.path.join(TESTS, "oracles/build.sh")
+    proc = subprocess.run(["bash", script, "helm"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+    assert [line.split()[0] for line in proc.stdout.decode().splitlines()] == ["helm"]
+    assert [os.path.basename(p) for p in started_builds(str(tmp_path / "go.log"))] == ["helm"]
+    # --locate with a name answers for that program only: helm is built, dpconfig is not.
+    located = subprocess.run(["bash", script, "--locate", "helm"], env=env, stdout=subprocess.PIPE, check=False)
+    assert located.returncode == 0 and located.stdout.decode().split()[0] == "helm"
+    missing = subprocess.run(["bash", script, "--locate", "dpconfig"], env=env, stderr=subprocess.PIPE, check=False)
+    assert missing.returncode == 1 and b"not built: dpconfig" in missing.stderr
+    unknown = subprocess.run(["bash", script, "hlem"], env=env, stderr=subprocess.PIPE, check=False)
+    assert unknown.returncode == 2
+    assert b"no oracle program named 'hlem' (one of: helm dpconfig" in unknown.stderr
+    assert len(started_builds(str(tmp_path / "go.log"))) == 1
+
+
+def test_helm_first_so_the_integration_test_waits_least(fake_env):
+    """The full build starts with helm: `make test` runs it beside the integration tests, which need helm first."""
+    env, tmp_path = fake_env
+    env["FAKE_GO_SLEEP"] = "0"
+    subprocess.run(["bash", os.path.join(TESTS, "oracles/build.sh")], env=env, stdout=subprocess.PIPE, check=True)
+    assert os.path.basename(started_builds(str(tmp_path / "go.log"))[0]) == "helm"
