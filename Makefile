@@ -17,8 +17,11 @@ KUBECONFIG_LOCAL := $(CURDIR)/.localcluster/kubeconfig
 PYTEST_ARGS ?=
 # Integration tests run on this many pytest-xdist workers, each with its own local clusters
 # (tests/integration/conftest.py); a test file runs whole, in order, on one worker (--dist loadfile;
-# loadgroup is broken with pytest 9.2: xdist 3.8 still sets the removed Item._nodeid). Most of their time is waiting.
-INTEGRATION_WORKERS ?= 2
+# loadgroup is broken with pytest 9.2: xdist 3.8 still sets the removed Item._nodeid). Three on 2 cores: with two, the
+# cores were 27 % idle through the integration tests (vmstat 30, the clean clone of 3946934); with three, 8 %, and the
+# workers' 319 tests took 27 min 20 s instead of 31 min 45 s (cold clean clones of 3946934 and 9de513a, README, Test
+# suite). Each worker starts its own clusters (about 1 GB each).
+INTEGRATION_WORKERS ?= 3
 # Test files that mostly wait for the cluster's controllers run in a pytest of their own beside the workers, on
 # clusters of their own (GPUOPS_LOCALCLUSTER_DIR plus -beside), instead of holding one worker while a core idles: the
 # API server chain (kube-apiserver stopped and started again in each state; kube-controller-manager, OLM and the
