@@ -129,7 +129,8 @@ check: venv collection ## the inner loop: style, unit tests and ansible-test san
 #    the toolkit installer, four containerds), started at nice 19 with step 1, build on in the cycles the tests leave
 #    idle (test_gpu_operator_helm.py builds or waits for helm itself); their log is printed when they are done;
 # 3. the oracle tests and molecule.
-# A failure stops the run after its step (the oracle build, a process group of its own, is then stopped too); the
+# A failure stops the run after its step (the oracle build, a process group of its own, is then stopped too, as on
+# Ctrl-C or SIGTERM: the EXIT trap; a terminal's Ctrl-C reaches only the foreground process group); the
 # exit status is the first failure's. The group comes from `set -m`, not setsid: a new session is a new scheduler
 # autogroup (Linux, sched_autogroup_enabled), whose share nice does not lower: in the clean clone of 3946934 they
 # were started that way at nice 19 and still finished (608 s) inside the control plane's build (656 s), on cores
@@ -137,11 +138,12 @@ check: venv collection ## the inner loop: style, unit tests and ansible-test san
 test: ## everything CI runs: style, unit, sanity, lint, build-collection next to the control plane's build; then integration (the oracle programs building beside it), oracles, molecule
 	@mkdir -p reports; log=reports/oracle-build.log; \
 	set -m; nice -n 19 bash tests/oracles/build.sh > $$log 2>&1 & opid=$$!; set +m; \
+	trap 'kill -- -'$$opid' 2>/dev/null' EXIT; \
 	rc=0; $(MAKE) --no-print-directory -j2 --output-sync=target cluster-binaries promtool style unit sanity lint \
 	  build-collection || rc=$$?; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory integration || rc=$$?; fi; \
 	[ $$rc -eq 0 ] || kill -- -$$opid 2>/dev/null; \
-	wait $$opid; orc=$$?; echo "======== the oracle programs, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
+	wait $$opid; orc=$$?; trap - EXIT; echo "======== the oracle programs, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
 	if [ $$rc -eq 0 ] && [ $$orc -ne 0 ]; then rc=$$orc; fi; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory oracles molecule || rc=$$?; fi; \
 	exit $$rc
