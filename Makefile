@@ -53,16 +53,13 @@ $(BIN)/.stamp: requirements-dev.txt requirements.txt
 
 venv: $(BIN)/.stamp ## create .venv with the pinned tool chain
 
-# The three build scripts run at once (each program under its own lock in the cache, so this and other checkouts
-# never build one twice): on a cold cache one downloads modules or links (one core) while another compiles. A
-# failure of one fails the target once all three have stopped.
+# The three parts at once (each program under its own lock in the cache, so this and other checkouts never build one
+# twice): on a cold cache one downloads modules or links (one core) while another compiles. A failure of one fails
+# the target once the others have stopped (make waits for the jobs it started). Each part alone serves the targets
+# that need only it (a cold `make demo` builds no containerd or helm).
 binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane binaries, promtool and the oracle programs
-	@pids=(); bash tests/localcluster/build.sh & pids+=($$!); \
-	bash tests/monitoring/build_promtool.sh >/dev/null & pids+=($$!); \
-	bash tests/oracles/build.sh >/dev/null & pids+=($$!); \
-	rc=0; for pid in "$${pids[@]}"; do wait $$pid || rc=$$?; done; exit $$rc
+	@$(MAKE) --no-print-directory -j3 cluster-binaries promtool oracle-binaries
 
-# Each of the three alone, for the targets that need only it (a cold `make demo` builds no containerd or helm).
 cluster-binaries: ## build or reuse the control plane alone (etcd, Kubernetes, kwok): what a local cluster runs
 	@bash tests/localcluster/build.sh >/dev/null
 
