@@ -154,11 +154,14 @@ build_locked() {
 # etcd and kwok build next to Kubernetes (each in a subshell of its own, under its own lock): Kubernetes is the
 # long one, and while it links (one core) the other core compiles them, instead of both waiting for it. (On a
 # cold 2-core machine that also builds the oracles, Kubernetes stays the long pole: about 14 min either way.)
-# A failure of any fails the script once all three have stopped.
+# A failure of any fails the script once all three have stopped. Kubernetes runs in the background too: called as
+# `build_if_missing ... || rc=$?`, bash ignores errexit inside it, and a failed `go build` went on to install an empty
+# directory and exit 0 ("kubernetes built in 0s").
 build_if_missing "etcd-v$ETCD_VERSION" etcd "etcd v$ETCD_VERSION" etcd_built build_etcd & etcd_pid=$!
 build_if_missing "kwok-v$KWOK_VERSION" kwok "kwok v$KWOK_VERSION" kwok_built build_kwok & kwok_pid=$!
+build_if_missing "kubernetes-v$KUBERNETES_VERSION" kubernetes "Kubernetes v$KUBERNETES_VERSION (cold build: tens of minutes on 2 cores)" k8s_built build_k8s & k8s_pid=$!
 rc=0
-build_if_missing "kubernetes-v$KUBERNETES_VERSION" kubernetes "Kubernetes v$KUBERNETES_VERSION (cold build: tens of minutes on 2 cores)" k8s_built build_k8s || rc=$?
+wait "$k8s_pid" || rc=$?
 wait "$etcd_pid" || rc=$?
 wait "$kwok_pid" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"

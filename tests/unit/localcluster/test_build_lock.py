@@ -173,3 +173,30 @@ def test_helm_first_so_the_integration_test_waits_least(fake_env):
     env["FAKE_GO_SLEEP"] = "0"
     subprocess.run(["bash", os.path.join(TESTS, "oracles/build.sh")], env=env, stdout=subprocess.PIPE, check=True)
     assert os.path.basename(started_builds(str(tmp_path / "go.log"))[0]) == "helm"
+
+
+def test_a_failed_kubernetes_build_fails_the_control_plane_script(fake_env):
+    """etcd and kwok build, Kubernetes fails: the script fails and leaves no Kubernetes directory (it used to exit 0
+    with an empty one: the call sat in a `|| rc=$?` list, where bash ignores errexit)."""
+    env, tmp_path = fake_env
+    env["FAKE_GO_SLEEP"] = "0"
+    go = tmp_path / "fakebin" / "go"
+    go.write_text(
+        FAKE_GO.replace(
+            "set -euo pipefail\n",
+            'set -euo pipefail\ncase "$*" in *k8s.io/kubernetes/cmd*) echo "fake go: compile error" >&2; exit 1;; esac\n',
+            1,
+        )
+    )
+    proc = subprocess.run(
+        ["bash", os.path.join(TESTS, "localcluster/build.sh")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    assert proc.returncode != 0 and b"compile error" in proc.stderr, proc.stderr
+    assert b"kubernetes built" not in proc.stderr
+    assert proc.stdout == b""
+    built = sorted(n for n in os.listdir(str(tmp_path / "cache" / "bin")) if not n.startswith("."))
+    assert [n.split("-v")[0] for n in built] == ["etcd", "kwok"], built
