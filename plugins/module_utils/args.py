@@ -90,3 +90,23 @@ def checked_params(spec, params):
 
     result = ArgumentSpecValidator(spec).validate(params)
     return result.validated_parameters, result.error_messages
+
+
+def own_options(spec):
+    """A module's argument spec without the connection options, for its options handed to another module (which
+    connects once, with its own)."""
+    auth = auth_argument_spec()
+    return dict((k, v) for k, v in spec.items() if k not in auth)
+
+
+class BorrowedModule(object):
+    """Another module's code run inside this module's run: its runner reads ``params``, ``check_mode``, ``_diff``
+    and ``warn``, and logs progress through ``_module``; the rest is this module's."""
+
+    def __init__(self, module, params, check_mode=False):
+        self.params = params
+        self.check_mode = check_mode
+        self._diff = False
+        self.warn = module.warn
+        if hasattr(module, "_module"):
+            self._module = module._module

@@ -150,6 +150,28 @@ options:
         description: For each pod that is not ready, read this many last lines of its log (0 reads none).
         type: int
         default: 0
+  gpu_validate:
+    description:
+      - The options of M(gpuops.cluster.gpu_validate), without its connection options (this module's are used).
+        After the writes, the wait and O(operand_pods), those checks run in this module run; RV(gpu_validate) holds
+        what gpu_validate returns. A role's verify step reads it instead of starting that module.
+      - Checked by gpu_validate's own rules before anything is written; a bad one fails the task naming
+        C(gpu_validate.<option>).
+      - Runs only after a wait that ended ready (see O(fail_on_timeout)) and, with O(operand_pods), with every pod
+        ready; otherwise RV(gpu_validate) is absent and the caller runs gpu_validate itself to explain what is not
+        ready. With C(fail_on_error=true) (gpu_validate's default), a failed check fails this task, as it would
+        gpu_validate's.
+      - Only with O(state=present), and not in check mode.
+    type: dict
+  nfd_labels:
+    description:
+      - The options of M(gpuops.cluster.nfd_labels), without its connection options. After the writes, the wait
+        and O(gpu_validate), the nodes' labels are read (and waited for) as nfd_labels does, in this module run;
+        RV(nfd_labels) holds its result.
+      - Checked by nfd_labels' own rules before anything is written; runs under the same conditions as
+        O(gpu_validate). When its own wait (C(wait_for)) runs out, RV(nfd_labels) holds C(failed=true), C(msg) and
+        C(param=wait_timeout), what a task running nfd_labels would register, and this task does not fail.
+    type: dict
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -243,6 +265,19 @@ operand_pods:
   sample: {"nodes": [{"node": "gpu-1", "pod": "nvidia-dcgm-exporter-x7k2p", "ready": true, "settling": false,
            "state": "Running, ready", "containers": ["nvidia-dcgm-exporter"]}], "not_ready": [], "pods": 1,
            "summary": "app=nvidia-dcgm-exporter pods in nvidia-gpu, ready on 1 of 1 node(s)"}
+gpu_validate:
+  description: With O(gpu_validate), what M(gpuops.cluster.gpu_validate) returns for those options.
+  returned: when O(gpu_validate) is set, in a present run outside check mode whose wait ended ready
+  type: dict
+  sample: {"passed": true, "nodes": [{"node": "gpu-1", "passed": true}], "failures": []}
+nfd_labels:
+  description:
+    - With O(nfd_labels), what M(gpuops.cluster.nfd_labels) returns for those options (C(nodes) with their GPU,
+      kernel, OS and GFD labels, C(kernel_versions), C(os_versions), C(changed_nodes)); C(failed), C(msg) and
+      C(param) when its wait ran out.
+  returned: when O(nfd_labels) is set, in a present run outside check mode whose wait ended ready
+  type: dict
+  sample: {"nodes": [{"name": "gpu-1", "gpu": true, "ready": true}], "changed_nodes": []}
 duration:
   description: Seconds the module ran.
   returned: always
@@ -274,6 +309,8 @@ def argument_spec():
         fail_on_timeout=dict(type="bool", default=True),
         wait_exclude=dict(type="list", elements="str", default=[]),
         operand_pods=dict(type="dict", options=copy.deepcopy(OPERAND_POD_OPTIONS)),
+        gpu_validate=dict(type="dict"),
+        nfd_labels=dict(type="dict"),
     )
 
 

@@ -297,33 +297,9 @@ ansible_facts:
       type: dict
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
-    module_spec,
-    node_selection_spec,
-    wait_spec,
-)
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
+from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.params import argument_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd.runner import run
-
-
-def argument_spec():
-    return module_spec(
-        wait_spec(),
-        node_selection_spec(),
-        labels=dict(type="dict"),
-        state=dict(type="str", default="present", choices=["present", "absent"]),
-        label_selectors=dict(type="list", elements="str"),
-        gpu_label=dict(type="str"),
-        gpu_nodes_only=dict(type="bool", default=False),
-        wait_for=dict(
-            type="dict",
-            options=dict(
-                gpu_nodes=dict(type="int"),
-                gfd_nodes=dict(type="int"),
-            ),
-        ),
-        parallel=dict(type="int", default=16),
-    )
 
 
 def main():

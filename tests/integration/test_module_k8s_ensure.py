@@ -290,18 +290,17 @@ def test_unreachable_api(cluster, ansible_task, namespace):
     assert result["msg"].startswith("host:") and "cannot reach" in result["msg"], result["msg"]
 
 
-def test_wait_timeout_names_what_is_not_ready(cluster, ansible_task, namespace):
-    never = daemonset(namespace, "never-ready")
-    # No node carries this label: desiredNumberScheduled stays 0, so use a Deployment that cannot schedule.
-    deploy = {
+def unschedulable(ns, name):
+    """A Deployment whose pod no node takes: never ready."""
+    return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "unschedulable", "namespace": namespace},
+        "metadata": {"name": name, "namespace": ns},
         "spec": {
             "replicas": 1,
-            "selector": {"matchLabels": {"app": "u"}},
+            "selector": {"matchLabels": {"app": name}},
             "template": {
-                "metadata": {"labels": {"app": "u"}},
+                "metadata": {"labels": {"app": name}},
                 "spec": {
                     "nodeSelector": {"gpuops.test/no-such-node": "x"},
                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
@@ -309,6 +308,12 @@ def test_wait_timeout_names_what_is_not_ready(cluster, ansible_task, namespace):
             },
         },
     }
+
+
+def test_wait_timeout_names_what_is_not_ready(cluster, ansible_task, namespace):
+    never = daemonset(namespace, "never-ready")
+    # No node carries this label: desiredNumberScheduled stays 0, so use a Deployment that cannot schedule.
+    deploy = unschedulable(namespace, "unschedulable")
     result = ansible_task(MODULE, {"definitions": [never, deploy], "wait": True, "wait_timeout": 6, "wait_sleep": 1})
     assert result.get("failed") is True, result
     assert (
@@ -365,4 +370,52 @@ def test_operand_pods_reports_each_node_after_the_wait_in_the_same_run(cluster, 
             MODULE, dict(task, definitions=[daemonset(namespace, "never-written")], operand_pods=dict(pods, **bad))
         )
         assert res.get("failed") and res["msg"].startswith(param + ":"), res
+        assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+
+def test_followers_run_in_the_same_module_run_after_a_ready_wait(cluster, ansible_task, namespace):
+    """nfd_labels (and gpu_validate, the roles' tests) as k8s_ensure followers: run after a ready wait, with their own
+    module's result; not after a timeout, not in check mode; their options checked before anything is written."""
+    core = client.CoreV1Api(cluster.api)
+    node = sorted(n.metadata.name for n in core.list_node(label_selector="node-role.kubernetes.io/worker").items)[0]
+    ds = daemonset(namespace, "followed")
+    ds["spec"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]
+    labels = {"node_names": [node]}
+    task = {"definitions": [ds], "wait": True, "wait_timeout": 90, "wait_sleep": 1, "nfd_labels": labels}
+
+    res = ansible_task(MODULE, task)
+    assert not res.get("failed") and res["changed"] and res["ready"], res
+    assert [n["name"] for n in res["nfd_labels"]["nodes"]] == [node], res["nfd_labels"]
+    assert res["nfd_labels"]["changed_nodes"] == [], res["nfd_labels"]
+
+    # A re-run writes nothing and still follows; check mode does not follow.
+    mark = cluster.audit.mark()
+    res = ansible_task(MODULE, task)
+    assert res["changed"] is False and [n["name"] for n in res["nfd_labels"]["nodes"]] == [node], res
+    res = ansible_task(MODULE, task, check=True)
+    assert not res.get("failed") and "nfd_labels" not in res, res
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+    # The follower's own wait running out is its result (as its task would register it), not a failure of the writes.
+    res = ansible_task(
+        MODULE, dict(task, nfd_labels=dict(labels, wait_for={"gfd_nodes": 1}, wait_timeout=2, wait_sleep=1))
+    )
+    assert not res.get("failed") and res["nfd_labels"]["failed"] is True, res
+    assert res["nfd_labels"]["param"] == "wait_timeout" and "nodes" not in res["nfd_labels"], res["nfd_labels"]
+
+    # After a wait that timed out (fail_on_timeout false), no follower runs: the caller explains the timeout.
+    never = unschedulable(namespace, "never-followed")
+    res = ansible_task(MODULE, dict(task, definitions=[never], wait_timeout=4, fail_on_timeout=False))
+    assert not res.get("failed") and res["ready"] is False and "nfd_labels" not in res, res
+
+    # A bad follower option is named (<follower>.<option>) before anything is written.
+    for follower, bad, param in (
+        ("nfd_labels", {"wait_for": {"gpu_nodes": -1}}, "nfd_labels.wait_for.gpu_nodes"),
+        ("nfd_labels", {"kubeconfig": "/nowhere"}, "nfd_labels"),
+        ("nfd_labels", {"node_names": ["Not_A_Node"]}, "nfd_labels.node_names"),
+        ("gpu_validate", {"checks": ["no-such-check"]}, "gpu_validate"),
+    ):
+        mark = cluster.audit.mark()
+        res = ansible_task(MODULE, dict(task, definitions=[daemonset(namespace, "never-written")], **{follower: bad}))
+        assert res.get("failed") and res["msg"].startswith(param + ":"), (follower, bad, res)
         assert cluster.audit.writes_since(mark, include_dry_run=True) == []

@@ -12,6 +12,7 @@ import time
 
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import BorrowedModule
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
 from ansible_collections.gpuops.cluster.plugins.module_utils.daemonsets import (
     daemonset_wants,
@@ -42,17 +43,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import
 
 class NodeGone(Exception):
     """The node was deleted during its roll."""
-
-
-class _Validation(object):
-    """gpu_validate's runner reads its module's params, check mode and warnings only."""
-
-    def __init__(self, module, params):
-        self.params = params
-        self.check_mode = False
-        self.warn = module.warn
-        if hasattr(module, "_module"):
-            self._module = module._module
 
 
 def _key(pod):
@@ -325,7 +315,7 @@ class Rollout(object):
 
     def _validate(self, names, checks):
         params = validation_params(self.cfg, names, checks)
-        result = validate_runner.run(_Validation(self.module, params), self.client, self.svc)
+        result = validate_runner.run(BorrowedModule(self.module, params), self.client, self.svc)
         failures = {}
         for entry in result.get("nodes") or []:
             checks = entry.get("checks") or {}
@@ -537,4 +527,4 @@ def _verify(ro, states, result):
     if ro.cfg["verify_checks"] and not ro.module.check_mode:
         params = verify_params(ro.cfg, ro.cfg.get("node_names") or [s["node"] for s in states])
         ro.progress("verifying {0} GPU node(s): {1}".format(len(params["node_names"]), ", ".join(params["checks"])))
-        result["verify"] = validate_runner.run(_Validation(ro.module, params), ro.client, ro.svc)
+        result["verify"] = validate_runner.run(BorrowedModule(ro.module, params), ro.client, ro.svc)

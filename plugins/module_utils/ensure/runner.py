@@ -21,6 +21,7 @@ import time
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import wait_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, Progress
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import followers
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.compare import decide, item_diff
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.manifests import (
     FOUNDATION_KINDS,
@@ -53,7 +54,7 @@ def _check_params(params):
     if params.get("operand_pods"):
         # Checked before anything is written, as the manifests are.
         check_operand_params(params["operand_pods"], prefix="operand_pods.")
-    return timeout, sleep
+    return timeout, sleep, followers.check(params)
 
 
 def _key(item):
@@ -225,7 +226,7 @@ def ensure_present(module, client, definitions, owner, field_manager="gpuops.clu
 def run(module, client, svc):
     params = module.params
     started = time.monotonic()
-    timeout, sleep = _check_params(params)
+    timeout, sleep, following = _check_params(params)
     progress = Progress(module)
     items, stale = plan(client, params)
     to_wait = waited(items, params.get("wait_exclude") or [])
@@ -239,6 +240,8 @@ def run(module, client, svc):
             if params.get("operand_pods"):
                 # What a role's verify step would read next, in this run: no second module start for it.
                 result["operand_pods"] = operand_report(client, svc, params["operand_pods"])
+            if following and followers.may_follow(result):
+                followers.run(module, client, svc, following, result)
         else:
             doomed = [i for i in reversed(items) if i.action == "deleted"]
             remove(client, doomed, timeout, sleep, progress)

@@ -12,7 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import wait_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
+    module_spec,
+    node_selection_spec,
+    wait_params,
+    wait_spec,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import NVIDIA_PCI_LABELS, gpu_label_selectors
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import label_selector
@@ -25,6 +30,27 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.validators import (
 
 MAX_PARALLEL = 100
 EXAMPLE_SELECTOR = NVIDIA_PCI_LABELS[0] + ": 'true'"
+
+
+def argument_spec():
+    """nfd_labels' options (here, not in the module, as k8s_ensure's ``labels`` takes them too)."""
+    return module_spec(
+        wait_spec(),
+        node_selection_spec(),
+        labels=dict(type="dict"),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        label_selectors=dict(type="list", elements="str"),
+        gpu_label=dict(type="str"),
+        gpu_nodes_only=dict(type="bool", default=False),
+        wait_for=dict(
+            type="dict",
+            options=dict(
+                gpu_nodes=dict(type="int"),
+                gfd_nodes=dict(type="int"),
+            ),
+        ),
+        parallel=dict(type="int", default=16),
+    )
 
 
 def check_node_names(names):

@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""k8s_ensure's followers: what a role's verify step runs right after the writes and the wait, in the same module
+run, so that the state starts one module fewer (a module start is most of a no-op task's time).
+
+``gpu_validate`` takes gpu_validate's options, ``nfd_labels`` nfd_labels' options (each option named after its module). Each is checked by that module's own
+argument spec and rules before anything is written, and comes back as that module's task would register it.
+A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready): after a timeout
+it does not run, and the role's verify step runs the module itself to explain the timeout, as it always did.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import BorrowedModule, checked_params, own_options
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+
+
+def _validate():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import params, runner
+
+    return "gpuops.cluster.gpu_validate", params.argument_spec, params.validate_params, runner.run
+
+
+def _labels():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.nfd import params, runner
+
+    return "gpuops.cluster.nfd_labels", params.argument_spec, params.check_params, runner.run
+
+
+FOLLOWERS = (("gpu_validate", _validate), ("nfd_labels", _labels))
+
+
+def check(params):
+    """{option: its checked options} of the followers given; a bad one raises, naming ``<option>.<its option>``."""
+    checked = {}
+    for option, load in FOLLOWERS:
+        given = params.get(option)
+        if given is None:
+            continue
+        module_name, spec, rules, dummy = load()
+        values, errors = checked_params(own_options(spec()), dict(given))
+        if errors:
+            raise GpuopsError("{0} (as {1} reads it)".format("; ".join(errors), module_name), param=option)
+        try:
+            rules(values)
+        except GpuopsError as exc:
+            raise GpuopsError(exc.args[0], param="{0}.{1}".format(option, exc.param) if exc.param else option)
+        checked[option] = values
+    return checked
+
+
+def may_follow(result):
+    """Whether the wait (if any) ended ready and every reported operand pod is ready."""
+    pods = result.get("operand_pods")
+    return result.get("ready", True) and not (pods and pods.get("not_ready"))
+
+
+def run(module, client, svc, checked, result):
+    """Run each follower given into ``result[option]``. A wait of its own that ran out is its result (``failed``,
+    ``msg``, ``param``: what its task would register); any other error fails the module, as it would that task."""
+    for option, load in FOLLOWERS:
+        if option not in checked:
+            continue
+        dummy, dummy2, dummy3, runner = load()
+        try:
+            result[option] = runner(BorrowedModule(module, checked[option]), client, svc)
+            # nfd_labels may write labels, gpu_validate its record: this task changed what they changed.
+            result["changed"] = result["changed"] or bool(result[option].get("changed"))
+        except GpuopsError as exc:
+            if exc.param != "wait_timeout":
+                raise GpuopsError("{0}: {1}".format(option, exc), param=option, **exc.details)
+            result[option] = dict(exc.details, failed=True, msg=str(exc), param=exc.param)

@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cluster contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""k8s_ensure's followers: their options checked by their own module's spec and rules, and when they run."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import own_options
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import followers
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import params as validate_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.nfd import params as nfd_params
+
+
+def test_none_given_checks_nothing():
+    assert followers.check({"definitions": [], "gpu_validate": None, "nfd_labels": None}) == {}
+
+
+def test_given_options_come_back_with_their_module_defaults():
+    checked = followers.check({"nfd_labels": {"gpu_nodes_only": True, "wait_for": {"gfd_nodes": 2}}})
+    labels = checked["nfd_labels"]
+    assert labels["gpu_nodes_only"] is True and labels["wait_for"] == {"gfd_nodes": 2, "gpu_nodes": None}
+    assert labels["parallel"] == 16 and labels["state"] == "present"  # nfd_labels' own defaults
+    checked = followers.check({"gpu_validate": {"checks": ["allocatable"], "settle_timeout": "10"}})
+    assert checked["gpu_validate"]["checks"] == ["allocatable"] and checked["gpu_validate"]["settle_timeout"] == 10
+    assert checked["gpu_validate"]["namespace"] == "nvidia-gpu-operator"  # gpu_validate's default
+
+
+@pytest.mark.parametrize(
+    "option, given, param, words",
+    [
+        ("nfd_labels", {"wait_for": {"gpu_nodes": -1}}, "nfd_labels.wait_for.gpu_nodes", "must be 0 or more"),
+        ("nfd_labels", {"node_names": []}, "nfd_labels.node_names", "is empty"),
+        ("nfd_labels", {"wait_for": {"gfd_nodes": 1}, "wait_timeout": 2}, "nfd_labels.wait_timeout", "wait_sleep (5s)"),
+        ("nfd_labels", {"state": "absent"}, "nfd_labels.labels", "list the label keys"),
+        ("nfd_labels", {"parallel": "many"}, "nfd_labels", "as gpuops.cluster.nfd_labels reads it"),
+        # The connection is k8s_ensure's own: a follower's connection option is refused, not ignored.
+        ("nfd_labels", {"kubeconfig": "/x"}, "nfd_labels", "kubeconfig"),
+        ("gpu_validate", {"api_key": "x"}, "gpu_validate", "api_key"),
+        ("gpu_validate", {"checks": ["bogus"]}, "gpu_validate", "as gpuops.cluster.gpu_validate reads it"),
+    ],
+)
+def test_a_bad_option_is_named_under_its_follower(option, given, param, words):
+    with pytest.raises(GpuopsError) as err:
+        followers.check({option: given})
+    assert err.value.param == param and words in str(err.value)
+    assert str(err.value).startswith(param + ":")
+    assert str(err.value).count(param + ":") == 1  # named once, not "<param>: <its param>: ..."
+
+
+def test_the_followers_specs_are_their_modules_specs_without_the_connection():
+    for spec in (validate_params.argument_spec(), nfd_params.argument_spec()):
+        own = own_options(spec)
+        assert "kubeconfig" in spec and "kubeconfig" not in own and "wait_timeout" in own
+
+
+@pytest.mark.parametrize(
+    "result, follows",
+    [
+        ({"changed": False}, True),  # no wait
+        ({"ready": True, "not_ready": []}, True),
+        ({"ready": False, "not_ready": ["DaemonSet x/y (0/1 ready)"]}, False),
+        ({"ready": True, "operand_pods": {"not_ready": []}}, True),
+        ({"ready": True, "operand_pods": {"not_ready": [{"node": "gpu-1", "pod": None}]}}, False),
+    ],
+)
+def test_followers_run_only_after_a_ready_wait_and_ready_pods(result, follows):
+    assert followers.may_follow(result) is follows
