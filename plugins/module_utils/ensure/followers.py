@@ -4,8 +4,9 @@
 """k8s_ensure's followers: what a role's verify step runs right after the writes and the wait, in the same module
 run, so that the state starts one module fewer (a module start is most of a no-op task's time).
 
-``gpu_validate`` takes gpu_validate's options, ``nfd_labels`` nfd_labels' options (each option named after its module). Each is checked by that module's own
-argument spec and rules before anything is written, and comes back as that module's task would register it.
+Each option is named after its module and takes that module's options: ``gpu_validate``, ``nfd_labels``. Each is
+checked by that module's own argument spec and rules before anything is written, and its result comes back as that
+module's task would register it.
 A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready): after a timeout
 it does not run, and the role's verify step runs the module itself to explain the timeout, as it always did.
 """

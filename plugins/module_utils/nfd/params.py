@@ -33,7 +33,7 @@ EXAMPLE_SELECTOR = NVIDIA_PCI_LABELS[0] + ": 'true'"
 
 
 def argument_spec():
-    """nfd_labels' options (here, not in the module, as k8s_ensure's ``labels`` takes them too)."""
+    """nfd_labels' options (here, not in the module: k8s_ensure's ``nfd_labels`` takes them too)."""
     return module_spec(
         wait_spec(),
         node_selection_spec(),
