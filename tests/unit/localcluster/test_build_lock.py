@@ -78,6 +78,13 @@ def started_builds(log_path):
         return [line.split()[2] for line in f if line.startswith("start ")]
 
 
+def run_script(script, env):
+    """One build script of tests/ run to its end, its output kept (it may fail: the caller looks)."""
+    return subprocess.run(
+        ["bash", os.path.join(TESTS, script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False
+    )
+
+
 @pytest.mark.parametrize("script, builds", SCRIPTS, ids=[s for s, _n in SCRIPTS])
 def test_two_builds_at_once_share_one_build(fake_env, script, builds):
     env, tmp_path = fake_env
@@ -116,13 +123,7 @@ def test_a_failed_build_leaves_no_binary_and_no_temporary_directory(fake_env):
     env, tmp_path = fake_env
     failing = tmp_path / "fakebin" / "go"
     failing.write_text("#!/bin/sh\necho 'fake go: compile error' >&2\nexit 1\n")
-    proc = subprocess.run(
-        ["bash", os.path.join(TESTS, "monitoring/build_promtool.sh")],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
+    proc = run_script("monitoring/build_promtool.sh", env)
     assert proc.returncode != 0 and b"compile error" in proc.stderr
     assert proc.stdout == b""
     assert [n for n in os.listdir(str(tmp_path / "cache" / "bin")) if not n.startswith(".")] == []
@@ -188,13 +189,7 @@ def test_a_failed_kubernetes_build_fails_the_control_plane_script(fake_env):
             1,
         )
     )
-    proc = subprocess.run(
-        ["bash", os.path.join(TESTS, "localcluster/build.sh")],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
+    proc = run_script("localcluster/build.sh", env)
     assert proc.returncode != 0 and b"compile error" in proc.stderr, proc.stderr
     assert b"kubernetes built" not in proc.stderr
     assert proc.stdout == b""
