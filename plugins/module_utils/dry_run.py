@@ -16,13 +16,27 @@ import json
 
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import api_message, status_of
 
 
+def argument_spec():
+    """k8s_dry_run's options (here, not in the module: k8s_ensure's ``k8s_dry_run`` takes them too)."""
+    return module_spec(
+        definitions=dict(type="list", elements="dict", required=True),
+        namespace=dict(type="str"),
+    )
+
+
+def check_params(params):
+    """Every definition names its apiVersion and kind (checked before any request)."""
+    for definition in params["definitions"]:
+        if not isinstance(definition, dict) or not definition.get("kind") or not definition.get("apiVersion"):
+            raise GpuopsError("every definition needs apiVersion and kind.", param="definitions")
+
+
 def one(client, svc, definition, namespace=None):
-    if not isinstance(definition, dict) or not definition.get("kind") or not definition.get("apiVersion"):
-        raise GpuopsError("every definition needs apiVersion and kind.", param="definitions")
     meta = definition.get("metadata") or {}
     ns = meta.get("namespace") or namespace
     resource = svc.find_resource(definition["kind"], definition["apiVersion"], fail=True)
@@ -52,6 +66,7 @@ def one(client, svc, definition, namespace=None):
 
 
 def run(module, client, svc):
+    check_params(module.params)
     namespace = module.params.get("namespace")
     results = [one(client, svc, d, namespace) for d in module.params["definitions"]]
     return {"changed": False, "results": results}

@@ -29,6 +29,7 @@ import time
 
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError, describe_api_error
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     diff_entry,
@@ -42,6 +43,32 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
 MARKER = "gpuops.cluster/added-taints"
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 RETRIES = 5
+
+
+def argument_spec():
+    """node_taints' options (here, not in the module: k8s_ensure's ``node_taints`` takes them too)."""
+    return module_spec(
+        taints=dict(
+            type="list",
+            elements="dict",
+            required=True,
+            options=dict(
+                key=dict(type="str", required=True, no_log=False),
+                value=dict(type="str", default=""),
+                effect=dict(type="str", required=True, choices=list(EFFECTS)),
+            ),
+        ),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        node_names=dict(type="list", elements="str"),
+        parallel=dict(type="int", default=16),
+    )
+
+
+def check_params(params):
+    """The rules the spec cannot express, checked before any write (run checks them again)."""
+    check_taints(params["taints"])
+    if params["state"] == "present" and not params.get("node_names"):
+        raise GpuopsError("is empty; list the nodes to taint (state=present needs them).", param="node_names")
 
 
 def taint_text(taint):

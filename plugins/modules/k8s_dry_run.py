@@ -96,16 +96,8 @@ results:
       type: dict
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
-from ansible_collections.gpuops.cluster.plugins.module_utils.dry_run import run
-
-
-def argument_spec():
-    return module_spec(
-        definitions=dict(type="list", elements="dict", required=True),
-        namespace=dict(type="str"),
-    )
+from ansible_collections.gpuops.cluster.plugins.module_utils.dry_run import argument_spec, run
 
 
 def main():

@@ -150,11 +150,22 @@ options:
         description: For each pod that is not ready, read this many last lines of its log (0 reads none).
         type: int
         default: 0
+  node_taints:
+    description:
+      - The options of M(gpuops.cluster.node_taints), without its connection options (this module's are used).
+        After the writes, the wait and O(operand_pods), the nodes are tainted (or their taints taken back) as
+        node_taints does, in this module run; RV(node_taints) holds what node_taints returns, and a node it patched
+        makes this task changed.
+      - Checked by node_taints' own rules before anything is written (a bad one fails the task naming
+        C(node_taints.<option>)); runs under the same conditions as O(gpu_validate), before it. In check mode it
+        does not run, and the caller runs node_taints itself to say what it would do.
+    type: dict
   gpu_validate:
     description:
       - The options of M(gpuops.cluster.gpu_validate), without its connection options (this module's are used).
-        After the writes, the wait and O(operand_pods), those checks run in this module run; RV(gpu_validate) holds
-        what gpu_validate returns. A role's verify step reads it instead of starting that module.
+        After the writes, the wait, O(operand_pods) and O(node_taints), those checks run in this module run;
+        RV(gpu_validate) holds what gpu_validate returns. A role's verify step reads it instead of starting that
+        module.
       - Checked by gpu_validate's own rules before anything is written; a bad one fails the task naming
         C(gpu_validate.<option>).
       - Runs only after a wait that ended ready (see O(fail_on_timeout)) and, with O(operand_pods), with every pod
@@ -171,6 +182,14 @@ options:
       - Checked by nfd_labels' own rules before anything is written; runs under the same conditions as
         O(gpu_validate). When its own wait (C(wait_for)) runs out, RV(nfd_labels) holds C(failed=true), C(msg) and
         C(param=wait_timeout), what a task running nfd_labels would register, and this task does not fail.
+    type: dict
+  k8s_dry_run:
+    description:
+      - The options of M(gpuops.cluster.k8s_dry_run), without its connection options. Last of all, each definition
+        is sent as a server-side dry run, as k8s_dry_run does, in this module run; RV(k8s_dry_run) holds its
+        C(results) (a refusal is a result, not a failure).
+      - Checked by k8s_dry_run's own rules before anything is written; runs under the same conditions as
+        O(gpu_validate).
     type: dict
 requirements:
   - python >= 3.9
@@ -265,6 +284,12 @@ operand_pods:
   sample: {"nodes": [{"node": "gpu-1", "pod": "nvidia-dcgm-exporter-x7k2p", "ready": true, "settling": false,
            "state": "Running, ready", "containers": ["nvidia-dcgm-exporter"]}], "not_ready": [], "pods": 1,
            "summary": "app=nvidia-dcgm-exporter pods in nvidia-gpu, ready on 1 of 1 node(s)"}
+node_taints:
+  description: With O(node_taints), what M(gpuops.cluster.node_taints) returns for those options.
+  returned: when O(node_taints) is set, in a present run outside check mode whose wait ended ready
+  type: dict
+  sample: {"changed": false, "changed_nodes": [], "nodes": [{"name": "gpu-1", "action": "unchanged",
+           "changed_taints": [], "taints": ["nvidia.com/gpu=:NoSchedule"]}]}
 gpu_validate:
   description: With O(gpu_validate), what M(gpuops.cluster.gpu_validate) returns for those options.
   returned: when O(gpu_validate) is set, in a present run outside check mode whose wait ended ready
@@ -278,6 +303,12 @@ nfd_labels:
   returned: when O(nfd_labels) is set, in a present run outside check mode whose wait ended ready
   type: dict
   sample: {"nodes": [{"name": "gpu-1", "gpu": true, "ready": true}], "changed_nodes": []}
+k8s_dry_run:
+  description: With O(k8s_dry_run), what M(gpuops.cluster.k8s_dry_run) returns for those options (C(results)).
+  returned: when O(k8s_dry_run) is set, in a present run outside check mode whose wait ended ready
+  type: dict
+  sample: {"changed": false, "results": [{"kind": "Pod", "namespace": "team-a", "name": "probe-", "allowed": false,
+           "status": 403, "reason": "Forbidden", "message": "exceeded quota: gpu-quota", "object": null}]}
 duration:
   description: Seconds the module ran.
   returned: always
@@ -309,8 +340,10 @@ def argument_spec():
         fail_on_timeout=dict(type="bool", default=True),
         wait_exclude=dict(type="list", elements="str", default=[]),
         operand_pods=dict(type="dict", options=copy.deepcopy(OPERAND_POD_OPTIONS)),
+        node_taints=dict(type="dict"),
         gpu_validate=dict(type="dict"),
         nfd_labels=dict(type="dict"),
+        k8s_dry_run=dict(type="dict"),
     )
 
 

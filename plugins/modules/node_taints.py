@@ -122,27 +122,8 @@ duration:
   type: float
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
-from ansible_collections.gpuops.cluster.plugins.module_utils.node_taints import run
-
-
-def argument_spec():
-    return module_spec(
-        taints=dict(
-            type="list",
-            elements="dict",
-            required=True,
-            options=dict(
-                key=dict(type="str", required=True, no_log=False),
-                value=dict(type="str", default=""),
-                effect=dict(type="str", required=True, choices=["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-            ),
-        ),
-        state=dict(type="str", default="present", choices=["present", "absent"]),
-        node_names=dict(type="list", elements="str"),
-        parallel=dict(type="int", default=16),
-    )
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_taints import argument_spec, run
 
 
 def main():

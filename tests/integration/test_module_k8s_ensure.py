@@ -419,3 +419,74 @@ def test_followers_run_in_the_same_module_run_after_a_ready_wait(cluster, ansibl
         res = ansible_task(MODULE, dict(task, definitions=[daemonset(namespace, "never-written")], **{follower: bad}))
         assert res.get("failed") and res["msg"].startswith(param + ":"), (follower, bad, res)
         assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+
+def test_taints_and_dry_runs_follow_the_objects(cluster, ansible_task, namespace):
+    """node_taints and k8s_dry_run as followers (the scheduling state's): the taint after the objects' ready wait,
+    the dry runs last, answered by admission with the quota just made; a re-run writes nothing; check mode neither
+    taints nor asks; a bad option is named before anything is written."""
+    core = client.CoreV1Api(cluster.api)
+    node = sorted(n.metadata.name for n in core.list_node(label_selector="node-role.kubernetes.io/worker").items)[0]
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "followed", "namespace": namespace},
+        "spec": {"hard": {"requests.nvidia.com/gpu": "1"}},
+    }
+
+    def probe(gpus):
+        container = {
+            "name": "p",
+            "image": "registry.k8s.io/pause:3.10",
+            "resources": {"limits": {"nvidia.com/gpu": gpus}},
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"generateName": "probe-", "namespace": namespace},
+            "spec": {"containers": [container]},
+        }
+
+    taint = {"key": "gpuops.test/followed-" + namespace[-8:], "value": "", "effect": "NoSchedule"}
+    text = taint["key"] + "=:NoSchedule"
+    task = {
+        "definitions": [quota],
+        "wait": True,
+        "wait_timeout": 90,
+        "wait_sleep": 1,
+        "node_taints": {"taints": [taint], "node_names": [node]},
+        "k8s_dry_run": {"definitions": [probe(1), probe(2)]},
+    }
+    try:
+        res = ansible_task(MODULE, task)
+        assert not res.get("failed") and res["changed"] and res["ready"], res
+        assert res["node_taints"]["changed_nodes"] == [node], res["node_taints"]
+        assert text in [t.key + "=" + (t.value or "") + ":" + t.effect for t in core.read_node(node).spec.taints or []]
+        answers = res["k8s_dry_run"]["results"]
+        assert [a["allowed"] for a in answers] == [True, False], answers
+        assert answers[1]["status"] == 403 and "exceeded quota" in answers[1]["message"], answers[1]
+
+        # A re-run: nothing written (the dry runs persist nothing), the taint reported as it is.
+        mark = cluster.audit.mark()
+        res = ansible_task(MODULE, task)
+        assert res["changed"] is False and res["node_taints"]["changed_nodes"] == [], res
+        assert [n["action"] for n in res["node_taints"]["nodes"]] == ["unchanged"], res["node_taints"]
+        assert [a["allowed"] for a in res["k8s_dry_run"]["results"]] == [True, False], res["k8s_dry_run"]
+        assert cluster.audit.writes_since(mark) == []
+        res = ansible_task(MODULE, task, check=True)
+        assert not res.get("failed") and "node_taints" not in res and "k8s_dry_run" not in res, res
+
+        # A bad follower option is named (<follower>.<option>) before anything is written.
+        for follower, bad, param in (
+            ("node_taints", {"taints": [dict(taint, effect="Sometimes")], "node_names": [node]}, "node_taints"),
+            ("node_taints", {"taints": [taint]}, "node_taints.node_names"),
+            ("k8s_dry_run", {"definitions": [{"kind": "Pod", "metadata": {"name": "p"}}]}, "k8s_dry_run.definitions"),
+        ):
+            mark = cluster.audit.mark()
+            never = dict(quota, metadata={"name": "never-written", "namespace": namespace})
+            res = ansible_task(MODULE, dict(task, definitions=[never], **{follower: bad}))
+            assert res.get("failed") and res["msg"].startswith(param + ":"), (follower, bad, res)
+            assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+    finally:
+        ansible_task("gpuops.cluster.node_taints", {"state": "absent", "taints": [taint]})
+    assert text not in [t.key + "=" + (t.value or "") + ":" + t.effect for t in core.read_node(node).spec.taints or []]

@@ -1,14 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cluster contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""k8s_ensure's followers: what a role's verify step runs right after the writes and the wait, in the same module
-run, so that the state starts one module fewer (a module start is most of a no-op task's time).
+"""k8s_ensure's followers: what a role runs right after the writes and the wait, in the same module run, so that
+the state starts one module fewer (a module start is most of a no-op task's time).
 
-Each option is named after its module and takes that module's options: ``gpu_validate``, ``nfd_labels``. Each is
-checked by that module's own argument spec and rules before anything is written, and its result comes back as that
-module's task would register it.
-A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready): after a timeout
-it does not run, and the role's verify step runs the module itself to explain the timeout, as it always did.
+Each option is named after its module and takes that module's options: ``node_taints``, ``gpu_validate``,
+``nfd_labels``, ``k8s_dry_run``, run in that order. Each is checked by that module's own argument spec and rules
+before anything is written, and its result comes back as that module's task would register it.
+A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready), and not in check
+mode: otherwise it does not run, and the role runs the module itself (to explain a timeout, or to say what check
+mode would do), as it always did.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,7 +32,20 @@ def _labels():
     return "gpuops.cluster.nfd_labels", params.argument_spec, params.check_params, runner.run
 
 
-FOLLOWERS = (("gpu_validate", _validate), ("nfd_labels", _labels))
+def _taints():
+    from ansible_collections.gpuops.cluster.plugins.module_utils import node_taints
+
+    return "gpuops.cluster.node_taints", node_taints.argument_spec, node_taints.check_params, node_taints.run
+
+
+def _dry_run():
+    from ansible_collections.gpuops.cluster.plugins.module_utils import dry_run
+
+    return "gpuops.cluster.k8s_dry_run", dry_run.argument_spec, dry_run.check_params, dry_run.run
+
+
+# In the order they run: the taints are writes (the scheduling state's), the others read or check.
+FOLLOWERS = (("node_taints", _taints), ("gpu_validate", _validate), ("nfd_labels", _labels), ("k8s_dry_run", _dry_run))
 
 
 def check(params):
@@ -68,7 +82,8 @@ def run(module, client, svc, checked, result):
         dummy, dummy2, dummy3, runner = load()
         try:
             result[option] = runner(BorrowedModule(module, checked[option]), client, svc)
-            # nfd_labels may write labels, gpu_validate its record: this task changed what they changed.
+            # node_taints writes taints, nfd_labels may write labels, gpu_validate its record: this task
+            # changed what they changed.
             result["changed"] = result["changed"] or bool(result[option].get("changed"))
         except GpuopsError as exc:
             if exc.param != "wait_timeout":

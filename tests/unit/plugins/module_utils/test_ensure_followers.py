@@ -11,9 +11,11 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import own_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.dry_run import argument_spec as dry_run_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import followers
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import params as validate_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.nfd import params as nfd_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_taints import argument_spec as taints_spec
 
 
 def test_none_given_checks_nothing():
@@ -42,6 +44,26 @@ def test_given_options_come_back_with_their_module_defaults():
         ("nfd_labels", {"kubeconfig": "/x"}, "nfd_labels", "kubeconfig"),
         ("gpu_validate", {"api_key": "x"}, "gpu_validate", "api_key"),
         ("gpu_validate", {"checks": ["bogus"]}, "gpu_validate", "as gpuops.cluster.gpu_validate reads it"),
+        ("node_taints", {"taints": [{"key": "nvidia.com/gpu", "effect": "Never"}]}, "node_taints", "Never"),
+        (
+            "node_taints",
+            {"taints": [{"key": " ", "effect": "NoSchedule"}], "node_names": ["g"]},
+            "node_taints.taints",
+            "key is empty",
+        ),
+        (
+            "node_taints",
+            {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+            "node_taints.node_names",
+            "list the nodes to taint",
+        ),
+        (
+            "k8s_dry_run",
+            {"definitions": [{"kind": "Pod", "metadata": {"name": "p"}}]},
+            "k8s_dry_run.definitions",
+            "needs apiVersion and kind",
+        ),
+        ("k8s_dry_run", {}, "k8s_dry_run", "definitions"),
     ],
 )
 def test_a_bad_option_is_named_under_its_follower(option, given, param, words):
@@ -53,10 +75,32 @@ def test_a_bad_option_is_named_under_its_follower(option, given, param, words):
     assert not str(err.value)[len(param) + 2 :].startswith(param.split(".", 1)[-1] + ":")
 
 
+def test_taints_and_dry_runs_come_back_with_their_module_defaults():
+    checked = followers.check(
+        {
+            "node_taints": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}], "node_names": ["gpu-1"]},
+            "k8s_dry_run": {"definitions": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]},
+        }
+    )
+    assert checked["node_taints"]["state"] == "present" and checked["node_taints"]["parallel"] == 16
+    assert checked["node_taints"]["taints"] == [{"key": "nvidia.com/gpu", "value": "", "effect": "NoSchedule"}]
+    assert checked["k8s_dry_run"]["namespace"] is None
+
+
+def test_the_taints_run_first_and_the_dry_runs_last():
+    assert [option for option, dummy in followers.FOLLOWERS][0] == "node_taints"
+    assert [option for option, dummy in followers.FOLLOWERS][-1] == "k8s_dry_run"
+
+
 def test_the_followers_specs_are_their_modules_specs_without_the_connection():
-    for spec in (validate_params.argument_spec(), nfd_params.argument_spec()):
+    for spec, option in (
+        (validate_params.argument_spec(), "wait_timeout"),
+        (nfd_params.argument_spec(), "wait_timeout"),
+        (taints_spec(), "taints"),
+        (dry_run_spec(), "definitions"),
+    ):
         own = own_options(spec)
-        assert "kubeconfig" in spec and "kubeconfig" not in own and "wait_timeout" in own
+        assert "kubeconfig" in spec and "kubeconfig" not in own and option in own
 
 
 @pytest.mark.parametrize(
