@@ -54,11 +54,8 @@ CUTS = (
     ),
     ("gpu_feature_discovery", "Ensure the GFD service account, RBAC and DaemonSet", "write"),
     ("monitoring", "Ensure the DCGM exporter, its Service, scrape configuration, alerts and dashboards", "write"),
-    (
-        "scheduling",
-        "Taint the GPU nodes that lack the GPU taint (or take back the one this role added, with scheduling_taint off)",
-        "write",
-    ),
+    # The objects' k8s_ensure, which then taints the GPU nodes (its node_taints follower) in the same module run.
+    ("scheduling", "PriorityClasses, GPU ResourceQuotas and LimitRanges", "write"),
     ("gpu_validation", "Validate every GPU node (workload checks only where something changed)", "write"),
 )
 
