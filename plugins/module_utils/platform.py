@@ -102,6 +102,16 @@ def platform_facts(version, openshift, kinds, infrastructure, cluster_version, n
     return facts
 
 
+def gpu_namespace(svc, name):
+    """{name, exists} of the GPU stack's namespace; ``exists`` None when it could not be read (a state that needs it
+    reads it itself and says why)."""
+    try:
+        exists = bool(read_one(svc, {"kind": "Namespace", "api_version": "v1", "name": name})["resources"])
+    except Exception:  # forbidden, or the API failing: unknown, not a preflight failure
+        exists = None
+    return {"name": name, "exists": exists}
+
+
 def gpu_operator_found(cluster_policies, subscriptions):
     """What says the GPU Operator manages this cluster: its ClusterPolicies, and Subscriptions of its bundle."""
     found = ["ClusterPolicy {0}".format(p["metadata"]["name"]) for p in cluster_policies or []]
@@ -177,6 +187,8 @@ def run(module, client, svc):
     result["platform"] = platform_facts(
         version, openshift, kinds, _first(found.get("Infrastructure")), _first(found.get("ClusterVersion")), nodes
     )
+    # Read here (one GET) so that a state that only checks it exists (gpu_validation, on every run) need not.
+    result["platform"]["gpu_namespace"] = gpu_namespace(svc, params["access_namespace"])
     result["gpu_nodes"] = [f for f in nodes if f["gpu"]]
     result["gpu_operator_found"] = gpu_operator_found(found.get("ClusterPolicy"), found.get("Subscription"))
     return result

@@ -150,8 +150,14 @@ platform:
     gpu_nodes:
       description: How many nodes advertise C(nvidia.com/gpu) (allocatable set, even at 0).
       type: int
+    gpu_namespace:
+      description:
+        - The namespace O(access_namespace) (the GPU stack's) and whether it exists; C(exists) is null when it could
+          not be read.
+      type: dict
   sample: {"openshift": true, "kubernetes_version": "v1.32.5", "openshift_version": "4.19.3", "cloud": "AWS",
-           "region": "us-east-1", "infrastructure_name": "ocp-x7k2p", "api_kinds": ["v1/Node"], "nodes": 6, "gpu_nodes": 2}
+           "region": "us-east-1", "infrastructure_name": "ocp-x7k2p", "api_kinds": ["v1/Node"], "nodes": 6, "gpu_nodes": 2,
+           "gpu_namespace": {"name": "nvidia-gpu-driver", "exists": true}}
 gpu_nodes:
   description: The facts of every node NFD labelled as carrying an NVIDIA PCI device, as M(gpuops.cluster.nfd_labels)'s C(nodes).
   returned: always

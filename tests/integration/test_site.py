@@ -371,6 +371,14 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
         lines = state_lines(second)
         assert "ledger: skipped, unchanged since their last good run: " + ", ".join(STATES[1:-1]) in lines, lines
         assert not any(line.startswith("ledger: runs") for line in lines), lines
+        # preflight's module run read the GPU stack's namespace: gpu_validation's check that it exists starts none.
+        ns_reads = [
+            res
+            for name, res in task_results_of(second)
+            if name.endswith("gpu_validation : Read the GPU stack namespace")
+        ]
+        assert len(ns_reads) == 1 and ns_reads[0].get("skipped"), ns_reads
+        assert platform_fact(second)["gpu_namespace"] == {"name": "nvidia-gpu-driver", "exists": True}
         # Every state's own no-op path, under Mitogen (ENGINE=mitogen, the documented accelerator), with the
         # ledger off: every state runs, and still nothing is written.
         third = assert_rerun_writes_nothing(
