@@ -239,8 +239,6 @@ def _patch_one(client, resource, name, taints, state):
 def _select(params, client, resource, state):
     """The nodes to look at: those named, or (absent without names) every node this module tainted."""
     names = params.get("node_names")
-    if state == "present" and not names:
-        raise GpuopsError("is empty; list the nodes to taint (state=present needs them).", param="node_names")
     nodes = list_items(client, resource)
     by_name = dict((name_of(n), n) for n in nodes)
     if not names:
@@ -303,6 +301,7 @@ def run(module, client, svc):
     """node_taints: one list request, then JSON patches in parallel where needed."""
     started = time.monotonic()
     state = module.params["state"]
+    check_params(module.params)
     taints = check_taints(module.params["taints"])
     resource = svc.find_resource("Node", "v1", fail=True)
     selected = _select(module.params, client, resource, state)
