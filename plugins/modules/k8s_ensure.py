@@ -160,6 +160,17 @@ options:
         C(node_taints.<option>)); runs under the same conditions as O(gpu_validate), before it. In check mode it
         does not run, and the caller runs node_taints itself to say what it would do.
     type: dict
+  driver_rollout:
+    description:
+      - The options of M(gpuops.cluster.driver_rollout), without its connection options (this module's are used).
+        After the writes, the wait, O(operand_pods) and O(node_taints), the outdated driver pods are replaced node
+        by node as driver_rollout does, in this module run (its C(verify_checks) too);
+        RV(driver_rollout) holds what driver_rollout returns, and a node it rolled makes this task changed.
+      - Checked by driver_rollout's own rules before anything is written (a bad one fails the task naming
+        C(driver_rollout.<option>)); runs under the same conditions as O(gpu_validate), before it. A rollout that
+        stops on a failed node fails this task, as it would driver_rollout's. In check mode, or after a wait that
+        did not end ready, it does not run, and the caller runs driver_rollout itself.
+    type: dict
   gpu_validate:
     description:
       - The options of M(gpuops.cluster.gpu_validate), without its connection options (this module's are used).
@@ -290,6 +301,12 @@ node_taints:
   type: dict
   sample: {"changed": false, "changed_nodes": [], "nodes": [{"name": "gpu-1", "action": "unchanged",
            "changed_taints": [], "taints": ["nvidia.com/gpu=:NoSchedule"]}]}
+driver_rollout:
+  description: With O(driver_rollout), what M(gpuops.cluster.driver_rollout) returns for those options.
+  returned: when O(driver_rollout) is set, in a present run outside check mode whose wait ended ready
+  type: dict
+  sample: {"changed": false, "msg": "nothing to roll: 2 GPU node(s) current", "waves": [], "failed_nodes": [],
+           "verify": {"passed": true, "failures": []}}
 gpu_validate:
   description: With O(gpu_validate), what M(gpuops.cluster.gpu_validate) returns for those options.
   returned: when O(gpu_validate) is set, in a present run outside check mode whose wait ended ready
@@ -341,6 +358,7 @@ def argument_spec():
         wait_exclude=dict(type="list", elements="str", default=[]),
         operand_pods=dict(type="dict", options=copy.deepcopy(OPERAND_POD_OPTIONS)),
         node_taints=dict(type="dict"),
+        driver_rollout=dict(type="dict"),
         gpu_validate=dict(type="dict"),
         nfd_labels=dict(type="dict"),
         k8s_dry_run=dict(type="dict"),

@@ -87,10 +87,18 @@ def nfd_cr(prune):
 
 VALIDATE = "gpuops.cluster.driver : Validate the driver on every GPU node"
 ROLLOUT = "gpuops.cluster.driver : Replace outdated driver pods node by node (cordon, evict GPU pods, reload, validate, uncordon)"
+DAEMONSETS_TASK = (
+    "gpuops.cluster.driver : Ensure the driver DaemonSets (one per kernel; those of kernels no node runs are pruned)"
+)
 
 
 def ran(out):
     return [name for name, res in task_results(out) if not res.get("skipped")]
+
+
+def daemonsets_task(out):
+    """The result of the DaemonSets' k8s_ensure (its followers: the rollout or the driver check)."""
+    return [res for name, res in task_results(out) if name == DAEMONSETS_TASK][-1]
 
 
 def driver_daemonsets(kube):
@@ -233,8 +241,12 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
 
     out = driver(cluster, FAST)
     assert failed_message(out) is None
-    # A first run has nothing to roll: the verify step validates the driver itself.
-    assert VALIDATE in ran(out) and ROLLOUT not in ran(out)
+    # A first run has nothing to roll: the DaemonSets' module run validated the driver (its gpu_validate follower),
+    # so neither the rollout nor the verify step started a module.
+    assert VALIDATE not in ran(out) and ROLLOUT not in ran(out), ran(out)
+    checked = daemonsets_task(out)["gpu_validate"]
+    assert checked["passed"] is True and [n["node"] for n in checked["nodes"]] == [node], checked
+    assert "driver_rollout" not in daemonsets_task(out)
     daemonsets = driver_daemonsets(kube)
     assert len(daemonsets) == 1
     (ds,) = daemonsets.values()
@@ -286,8 +298,12 @@ def test_check_mode_on_fresh_cluster_then_converge_and_noop(cluster, gpu):
     assert failed_message(out) is None
     assert changed_tasks(out) == []
     assert writes(cluster, mark) == []
-    # The re-run: the rollout (nothing to roll) validated the driver in its own module run (verify_checks).
-    assert ROLLOUT in ran(out) and VALIDATE not in ran(out), ran(out)
+    # The re-run: the rollout (nothing to roll) ran in the DaemonSets' module run and validated the driver there
+    # (verify_checks): no module of its own, no gpu_validate.
+    assert ROLLOUT not in ran(out) and VALIDATE not in ran(out), ran(out)
+    rolled = daemonsets_task(out)["driver_rollout"]
+    assert rolled["waves"] == [] and rolled["msg"].startswith("nothing to roll: 1 GPU node(s) current"), rolled
+    assert rolled["verify"]["passed"] is True and "gpu_validate" not in daemonsets_task(out)
     assert driver_result(out)["ready"] is True
 
 

@@ -4,8 +4,8 @@
 """k8s_ensure's followers: what a role runs right after the writes and the wait, in the same module run, so that
 the state starts one module fewer (a module start is most of a no-op task's time).
 
-Each option is named after its module and takes that module's options: ``node_taints``, ``gpu_validate``,
-``nfd_labels``, ``k8s_dry_run``, run in that order. Each is checked by that module's own argument spec and rules
+Each option is named after its module and takes that module's options: ``node_taints``, ``driver_rollout``,
+``gpu_validate``, ``nfd_labels``, ``k8s_dry_run``, run in that order. Each is checked by that module's own argument spec and rules
 before anything is written, and its result comes back as that module's task would register it.
 A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready), and not in check
 mode: otherwise it does not run, and the role runs the module itself (to explain a timeout, or to say what check
@@ -38,14 +38,27 @@ def _taints():
     return "gpuops.cluster.node_taints", node_taints.argument_spec, node_taints.check_params, node_taints.run
 
 
+def _rollout():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout import params, runner
+
+    return "gpuops.cluster.driver_rollout", params.argument_spec, params.check_params, runner.run
+
+
 def _dry_run():
     from ansible_collections.gpuops.cluster.plugins.module_utils import dry_run
 
     return "gpuops.cluster.k8s_dry_run", dry_run.argument_spec, dry_run.check_params, dry_run.run
 
 
-# In the order they run: the taints are writes (the scheduling state's), the others read or check.
-FOLLOWERS = (("node_taints", _taints), ("gpu_validate", _validate), ("nfd_labels", _labels), ("k8s_dry_run", _dry_run))
+# In the order they run: the taints (the scheduling state's) and the driver rollout (the driver state's) write, the
+# others read or check.
+FOLLOWERS = (
+    ("node_taints", _taints),
+    ("driver_rollout", _rollout),
+    ("gpu_validate", _validate),
+    ("nfd_labels", _labels),
+    ("k8s_dry_run", _dry_run),
+)
 
 
 def check(params):
@@ -82,8 +95,8 @@ def run(module, client, svc, checked, result):
         dummy, dummy2, dummy3, runner = load()
         try:
             result[option] = runner(BorrowedModule(module, checked[option]), client, svc)
-            # node_taints writes taints, nfd_labels may write labels, gpu_validate its record: this task
-            # changed what they changed.
+            # node_taints writes taints, driver_rollout cordons and replaces pods, nfd_labels may write labels,
+            # gpu_validate its record: this task changed what they changed.
             result["changed"] = result["changed"] or bool(result[option].get("changed"))
         except GpuopsError as exc:
             if exc.param != "wait_timeout":

@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import own_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout import params as rollout_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.dry_run import argument_spec as dry_run_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import followers
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import params as validate_params
@@ -64,6 +65,15 @@ def test_given_options_come_back_with_their_module_defaults():
             "needs apiVersion and kind",
         ),
         ("k8s_dry_run", {}, "k8s_dry_run", "definitions"),
+        ("driver_rollout", {}, "driver_rollout", "namespace"),
+        ("driver_rollout", {"namespace": "drv", "canary": -1}, "driver_rollout.canary", "no canary"),
+        ("driver_rollout", {"namespace": "Drv_1"}, "driver_rollout.namespace", "namespace"),
+        (
+            "driver_rollout",
+            {"namespace": "drv", "verify_checks": ["bogus"]},
+            "driver_rollout",
+            "driver_rollout reads it",
+        ),
     ],
 )
 def test_a_bad_option_is_named_under_its_follower(option, given, param, words):
@@ -92,12 +102,23 @@ def test_the_taints_run_first_and_the_dry_runs_last():
     assert [option for option, dummy in followers.FOLLOWERS][-1] == "k8s_dry_run"
 
 
+def test_the_driver_rollout_writes_before_the_checks_and_comes_back_with_its_defaults():
+    order = [option for option, dummy in followers.FOLLOWERS]
+    assert order.index("node_taints") < order.index("driver_rollout") < order.index("gpu_validate")
+    rollout = followers.check({"driver_rollout": {"namespace": "nvidia-gpu-driver", "verify_checks": ["driver"]}})[
+        "driver_rollout"
+    ]
+    assert rollout["max_unavailable"] == 1 and rollout["canary"] == 1 and rollout["assume_outdated"] is False
+    assert rollout["verify_checks"] == ["driver"] and rollout["validate"] is True
+
+
 def test_the_followers_specs_are_their_modules_specs_without_the_connection():
     for spec, option in (
         (validate_params.argument_spec(), "wait_timeout"),
         (nfd_params.argument_spec(), "wait_timeout"),
         (taints_spec(), "taints"),
         (dry_run_spec(), "definitions"),
+        (rollout_params.argument_spec(), "max_unavailable"),
     ):
         own = own_options(spec)
         assert "kubeconfig" in spec and "kubeconfig" not in own and option in own
