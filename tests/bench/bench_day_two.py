@@ -45,6 +45,7 @@ from localcluster.audit import AuditLog  # noqa: E402
 from localcluster.cluster import LocalCluster  # noqa: E402
 
 ROLLOUT_TASK = "Replace outdated driver pods node by node (cordon, evict GPU pods, reload, validate, uncordon)"
+DAEMONSETS_TASK = "Ensure the driver DaemonSets (one per kernel; those of kernels no node runs are pruned)"
 
 
 def site(lc, extra_vars, playbook="site.yml"):
@@ -69,10 +70,17 @@ def site(lc, extra_vars, playbook="site.yml"):
 
 
 def rollout_result(result):
+    """The rollout's result: the rollout task's when it ran on its own, else the DaemonSets' task's follower."""
+    found = None
     for task in result["plays"][0]["tasks"]:
-        if task["task"]["name"].endswith(ROLLOUT_TASK):
-            return task["hosts"]["localhost"]
-    raise SystemExit("no driver rollout task in the run")
+        res = task["hosts"].get("localhost") or {}
+        if task["task"]["name"].endswith(ROLLOUT_TASK) and not res.get("skipped"):
+            found = dict(res, ran_in="the rollout task")
+        elif task["task"]["name"].endswith(DAEMONSETS_TASK) and "driver_rollout" in res:
+            found = dict(res["driver_rollout"], ran_in="the DaemonSets' module run")
+    if found is None:
+        raise SystemExit("no driver rollout in the run")
+    return found
 
 
 def start_jobs(lc, names):
@@ -128,8 +136,8 @@ def rollout(args):
         upgrade = dict(base, driver_version=args.version, driver_upgrade_max_unavailable=args.max_unavailable)
         seconds, result = site(lc, upgrade)
         roll = rollout_result(result)
-        print("[rollout] site.yml with driver_version {0}: {1:.1f}s, of which the rollout {2:.1f}s".format(
-            args.version, seconds, roll["seconds"]))  # fmt: skip
+        print("[rollout] site.yml with driver_version {0}: {1:.1f}s, of which the rollout {2:.1f}s (in {3})".format(
+            args.version, seconds, roll["seconds"], roll["ran_in"]))  # fmt: skip
         for line in roll["table"]:
             print("  " + line)
         mark = audit.mark()
