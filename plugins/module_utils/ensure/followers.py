@@ -5,8 +5,8 @@
 the state starts one module fewer (a module start is most of a no-op task's time).
 
 Each option is named after its module and takes that module's options: ``node_taints``, ``driver_rollout``,
-``gpu_validate``, ``nfd_labels``, ``k8s_dry_run``, run in that order. Each is checked by that module's own argument spec and rules
-before anything is written, and its result comes back as that module's task would register it.
+``gpu_validate``, ``nfd_labels``, ``k8s_dry_run``, run in that order. Each is checked by that module's own argument
+spec and rules before anything is written, and its result comes back as that module's task would register it.
 A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready), and not in check
 mode: otherwise it does not run, and the role runs the module itself (to explain a timeout, or to say what check
 mode would do), as it always did.
