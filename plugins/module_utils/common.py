@@ -25,12 +25,12 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.access import describe_forbidden
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: F401 (re-exported)
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes, defer_gcp_auth
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes, defer_modules
 
 # Before kubernetes.core imports the client: its 718 model classes load when first used (0.2 s of every task), and
-# the GCP auth provider's google.auth transport (with google.oauth2 and cryptography) only for a kubeconfig using it.
+# what only some kubeconfigs and sources need (gcp and oidc auth providers, a URL as src) when they do (0.1 s).
 defer_client_classes()
-defer_gcp_auth()
+defer_modules()
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import (

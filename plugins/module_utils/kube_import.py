@@ -13,9 +13,13 @@ the module the package's own ``__init__`` takes it from (``configuration``, ``ap
 ``models/v1_pod``: the generator's snake-case file names). A name not found that way runs the package's own
 ``__init__`` once and is read from it, so every name resolves to the same object as with a plain import.
 
-:func:`defer_gcp_auth` does the same for ``google.auth.transport.requests``, which ``kubernetes/config/kube_config.py``
-imports at its top for one auth provider (a kubeconfig user with ``auth-provider: gcp``) and which pulls in
-``google.oauth2`` and ``cryptography``: the module's code runs when a name it defines is first read.
+:func:`defer_module` does the same for a module that the client or kubernetes.core imports at its top for a path
+few runs take (:data:`DEFERRED`): its code runs when a name it defines is first read, or when one of the names a
+``from module import name`` takes at import time is first called. Together 0.1 s of every module task (README,
+Benchmarks): ``kubernetes/config/kube_config.py`` imports ``google.auth.transport.requests`` (with ``google.oauth2``
+and ``cryptography``) for the gcp auth provider, ``oauthlib.oauth2`` and ``requests_oauthlib`` (with ``requests``)
+for the oidc provider's token refresh; kubernetes.core imports ``ansible.module_utils.urls`` (with
+``cryptography.x509`` and ``email``) for a ``src`` given as a URL.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -34,7 +38,13 @@ except ImportError:  # pragma: no cover - Python 2 (ansible-test sanity's import
     PathFinder = find_spec = module_from_spec = None
 
 PACKAGES = ("kubernetes.client", "kubernetes.client.api", "kubernetes.client.models")
-GCP_AUTH = "google.auth.transport.requests"
+# module -> the names its importers take with ``from module import name`` (called, never subclassed or compared)
+DEFERRED = (
+    ("google.auth.transport.requests", ()),  # kube_config: the gcp auth provider
+    ("oauthlib.oauth2", ()),  # kube_config: the oidc provider's refresh (its errors)
+    ("requests_oauthlib", ("OAuth2Session",)),  # kube_config: the oidc provider's refresh
+    ("ansible.module_utils.urls", ("Request",)),  # kubernetes.core: src given as a URL
+)
 # CoreV1Api -> core_v1_api, V1DeleteOptions -> v1_delete_options (the OpenAPI generator's file names)
 _WORD = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -57,13 +67,15 @@ def _run_init(module):
     run, so that another thread asking meanwhile waits here (validation and diagnosis read in threads); the running
     thread asking for a name not defined yet gets the AttributeError a plain import's half-run module gives."""
     with _LOCK:
-        if "__getattr__" in module.__dict__ and module.__name__ not in _RUNNING:
+        stub = module.__dict__.get("__getattr__")
+        if stub is not None and module.__name__ not in _RUNNING:
             _RUNNING.add(module.__name__)
             try:
                 module.__spec__.loader.exec_module(module)
             finally:
                 _RUNNING.discard(module.__name__)
-                module.__dict__.pop("__getattr__", None)
+                if module.__dict__.get("__getattr__") is stub:  # not one the module's own code defined
+                    del module.__dict__["__getattr__"]
 
 
 def _loaded(module, name):
@@ -117,22 +129,46 @@ def defer_client_classes():
     return True
 
 
-def defer_gcp_auth(name=GCP_AUTH):
-    """``name`` in sys.modules (and on its parent package) now, its code run when a name it defines is first read;
-    nothing when it is imported already or cannot be found (returns False). Not importlib's LazyLoader: its module
-    runs at the next ``import`` statement of it (the import system reads ``__spec__``), as kube_config's own."""
+def _forwarder(module, name):
+    def call(*args, **kwargs):
+        return _loaded(module, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def defer_module(name, calls=()):
+    """``name`` in sys.modules now (and on its parent package), its code run when a name it defines is first read or
+    one of ``calls`` is first called; nothing when it is imported already or cannot be found (returns False). Not
+    importlib's LazyLoader: its module runs at the next ``import`` statement of it (the import system reads
+    ``__spec__``), as kube_config's own."""
     if find_spec is None or name in sys.modules:
         return False
     try:
-        spec = find_spec(name)  # imports the parent packages (google.auth: about a millisecond)
+        spec = find_spec(name)  # imports the parent packages (google.auth, oauthlib: about a millisecond)
     except Exception:  # pylint: disable=broad-except
         return False  # a broken parent package: the plain import raises its error where it belongs
-    if spec is None or spec.loader is None:
+    if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
         return False
     module = module_from_spec(spec)
-    module.__getattr__ = lambda attr: _loaded(module, attr)
+
+    def stub(attr):
+        # A package's __path__ is set already: asked here, it is a plain module's, which has none (the import
+        # system asks when handling ``from module import name``).
+        if attr == "__path__":
+            raise AttributeError(attr)
+        return _loaded(module, attr)
+
+    module.__getattr__ = stub
+    for call in calls:
+        setattr(module, call, _forwarder(module, call))
     sys.modules[name] = module
     parent, dummy, child = name.rpartition(".")
     if parent:
         setattr(sys.modules[parent], child, module)
     return True
+
+
+def defer_modules():
+    """:func:`defer_module` for each of :data:`DEFERRED`; the names it deferred."""
+    return [name for name, calls in DEFERRED if defer_module(name, calls)]

@@ -132,8 +132,8 @@ def test_the_gcp_auth_transport_runs_when_first_read_with_the_names_of_a_plain_i
     """kube_config imports google.auth.transport.requests for the gcp auth provider only: nothing of it runs until a
     kubeconfig uses it (google.oauth2 stays unloaded), then the module holds what a plain import gives."""
     deferred = run(
-        "from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_gcp_auth\n"
-        "assert defer_gcp_auth()\n"
+        "from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_module\n"
+        "assert defer_module('google.auth.transport.requests')\n"
         "import sys\n"
         "from ansible_collections.gpuops.cluster.plugins.module_utils import common\n"
         "import kubernetes.config.kube_config as kube_config\n"
@@ -162,8 +162,9 @@ def test_the_gcp_auth_transport_is_left_alone_when_imported_or_missing():
     out = run(
         "import json, google.auth.transport.requests\n"
         "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
-        "print(json.dumps({'imported': ki.defer_gcp_auth(), 'missing': ki.defer_gcp_auth('google.no_such.module'),\n"
-        "                  'missing_parent': ki.defer_gcp_auth('no_such_package.module')}))\n"
+        "print(json.dumps({'imported': ki.defer_module('google.auth.transport.requests'),\n"
+        "                  'missing': ki.defer_module('google.no_such.module'),\n"
+        "                  'missing_parent': ki.defer_module('no_such_package.module')}))\n"
     )
     assert out == {"imported": False, "missing": False, "missing_parent": False}
 
@@ -177,7 +178,7 @@ def test_a_broken_parent_package_is_left_to_the_plain_import_and_its_error(tmp_p
         "import json, sys\n"
         "sys.path.insert(0, {0!r})\n"
         "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
-        "deferred = ki.defer_gcp_auth('broken_gpuops_package.child')\n"
+        "deferred = ki.defer_module('broken_gpuops_package.child')\n"
         "try:\n"
         "    import broken_gpuops_package.child\n"
         "    error = None\n"
@@ -197,7 +198,7 @@ def test_a_second_thread_waits_for_the_module_code_a_first_one_runs(tmp_path):
         "import json, sys, threading, time\n"
         "sys.path.insert(0, {0!r})\n"
         "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
-        "assert ki.defer_gcp_auth('slow_gpuops_module')\n"
+        "assert ki.defer_module('slow_gpuops_module')\n"
         "module = sys.modules['slow_gpuops_module']\n"
         "got = {{}}\n"
         "def read(who):\n"
@@ -213,3 +214,77 @@ def test_a_second_thread_waits_for_the_module_code_a_first_one_runs(tmp_path):
         "print(json.dumps(got))\n".format(str(tmp_path))
     )
     assert out == {"first": 42, "second": 42}
+
+
+def test_what_only_some_kubeconfigs_and_sources_need_is_not_run_by_a_module_task():
+    """The oidc provider's oauth libraries and ansible's urls (a ``src`` given as a URL) stay unrun through the imports
+    of a module task: common, kubernetes.core's client, service and resource, the dynamic client."""
+    out = run(
+        "import json, sys\n"
+        "from ansible_collections.gpuops.cluster.plugins.module_utils import common\n"
+        "from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client\n"
+        "from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService\n"
+        "from ansible_collections.kubernetes.core.plugins.module_utils.k8s.resource import create_definitions\n"
+        "from kubernetes.dynamic import DynamicClient\n"
+        "import kubernetes.config.kube_config\n"
+        "run = {n: '__getattr__' not in vars(sys.modules[n]) for n in\n"
+        "       ('oauthlib.oauth2', 'requests_oauthlib', 'ansible.module_utils.urls', 'google.auth.transport.requests')}\n"
+        "print(json.dumps({'run': run, 'x509': 'cryptography.x509' in sys.modules}))\n"
+    )
+    assert out == {
+        "run": {
+            "oauthlib.oauth2": False,
+            "requests_oauthlib": False,
+            "ansible.module_utils.urls": False,
+            "google.auth.transport.requests": False,
+        },
+        "x509": False,
+    }
+
+
+def test_a_name_taken_at_import_time_runs_the_module_when_first_called():
+    """kube_config does ``from requests_oauthlib import OAuth2Session`` and kubernetes.core ``from
+    ansible.module_utils.urls import Request``: the names they hold run the module when called and give what the real
+    class gives."""
+    out = run(
+        "import json, sys\n"
+        "from ansible_collections.gpuops.cluster.plugins.module_utils import common\n"
+        "import kubernetes.config.kube_config as kube_config\n"
+        "from ansible.module_utils.urls import Request\n"
+        "before = ['__getattr__' in vars(sys.modules[n]) for n in ('requests_oauthlib', 'ansible.module_utils.urls')]\n"
+        "session = kube_config.OAuth2Session(client_id='gpuops')\n"
+        "request = Request(timeout=3)\n"
+        "import requests_oauthlib, ansible.module_utils.urls as urls\n"
+        "print(json.dumps({'before': before, 'session': isinstance(session, requests_oauthlib.OAuth2Session),\n"
+        "                  'request': isinstance(request, urls.Request), 'timeout': request.timeout,\n"
+        "                  'real': [requests_oauthlib.OAuth2Session.__module__, urls.Request.__module__],\n"
+        "                  'after': ['__getattr__' in vars(m) for m in (requests_oauthlib, urls)]}))\n"
+    )
+    assert out == {
+        "before": [True, True],
+        "session": True,
+        "request": True,
+        "timeout": 3,
+        "real": ["requests_oauthlib.oauth2_session", "ansible.module_utils.urls"],
+        "after": [False, False],
+    }
+
+
+def test_a_plain_module_answers_no_path_without_running_and_keeps_its_own_getattr(tmp_path):
+    """The import system asks a module for ``__path__`` on ``from module import name``: a plain module has none, and
+    asking must not run it. A module whose code defines ``__getattr__`` keeps that one once run."""
+    (tmp_path / "gpuops_own_getattr.py").write_text("RAN = True\n\ndef __getattr__(name):\n    return 'own:' + name\n")
+    out = run(
+        "import json, sys\n"
+        "sys.path.insert(0, {0!r})\n"
+        "import ansible_collections.gpuops.cluster.plugins.module_utils.kube_import as ki\n"
+        "assert ki.defer_module('gpuops_own_getattr')\n"
+        "module = sys.modules['gpuops_own_getattr']\n"
+        "has_path = hasattr(module, '__path__')\n"
+        "ran_before = 'RAN' in vars(module)\n"
+        "ran = module.RAN\n"
+        "print(json.dumps({{'has_path': has_path, 'ran_before': ran_before, 'ran': ran, 'other': module.other}}))\n".format(
+            str(tmp_path)
+        )
+    )
+    assert out == {"has_path": False, "ran_before": False, "ran": True, "other": "own:other"}
