@@ -336,7 +336,7 @@ import copy
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import OPERAND_POD_OPTIONS, module_spec, wait_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
-from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.runner import run
+from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.task import run
 
 
 def argument_spec():

@@ -252,14 +252,14 @@ def test_a_resource_quota_is_ready_once_the_quota_controller_counted_it():
 
 
 def test_wait_exclude_leaves_out_the_named_objects_and_refuses_a_name_not_in_the_list():
-    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import runner
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import task
 
     master = _planned("Deployment", "nfd-master", "nfd", api_version="apps/v1")
     worker = _planned("DaemonSet", "nfd-worker", "nfd", api_version="apps/v1")
-    assert runner.waited([master, worker], []) == [master, worker]
-    assert runner.waited([master, worker], ["DaemonSet/nfd-worker"]) == [master]
+    assert task.waited([master, worker], []) == [master, worker]
+    assert task.waited([master, worker], ["DaemonSet/nfd-worker"]) == [master]
     with pytest.raises(GpuopsError) as err:
-        runner.waited([master, worker], ["DaemonSet/nfd-workers", "Deployment/nfd-master"])
+        task.waited([master, worker], ["DaemonSet/nfd-workers", "Deployment/nfd-master"])
     assert err.value.param == "wait_exclude"
     assert "names no object of definitions: DaemonSet/nfd-workers." in str(err.value)
     assert "(DaemonSet/nfd-worker, Deployment/nfd-master)" in str(err.value)

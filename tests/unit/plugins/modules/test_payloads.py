@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+"""What Ansible packs into a module's AnsiballZ payload: every module_utils file its imports reach, found and compiled
+on the controller once per module and run (about 3 ms a file), and unpacked in every module process. The modules that
+write through k8s_ensure's present path carry none of k8s_ensure's followers.
+
+Built by ansible-core's own ``recursive_finder``, as ``modify_module`` builds a payload.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+MODULES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "modules"))
+# What only k8s_ensure's followers (and the operand pods' report) need.
+FOLLOWER_FILES = ("ensure/followers.py", "driver_rollout/runner.py", "nfd/runner.py", "node_taints.py", "dry_run.py")
+# Run in a new interpreter: the plugin loader it initialises installs Ansible's collection finder process-wide.
+FINDER = """
+import datetime, io, json, sys, zipfile
+from ansible.plugins.loader import init_plugin_loader
+from ansible.executor.module_common import recursive_finder
+from ansible._internal._datatag._tags import Origin
+from ansible._internal._ansiballz._builder import ExtensionManager
+init_plugin_loader()
+name, path = sys.argv[1:]
+data = open(path, 'rb').read()
+zf = zipfile.ZipFile(io.BytesIO(), 'w')
+recursive_finder(name, 'ansible_collections.gpuops.cluster.plugins.modules.' + name, Origin(path=path).tag(data), zf,
+                 datetime.datetime(2020, 1, 1), ExtensionManager.create(task_vars={}))
+print(json.dumps(zf.namelist()))
+"""
+UTILS = "ansible_collections/gpuops/cluster/plugins/module_utils/"
+
+
+def payload_files(name):
+    """The collection's module_utils files (relative to module_utils/) in the payload of module ``name``."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FINDER, name, os.path.join(MODULES, name + ".py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return set(n[len(UTILS) :] for n in json.loads(proc.stdout.decode()) if n.startswith(UTILS))
+
+
+def test_k8s_ensure_carries_its_followers():
+    files = payload_files("k8s_ensure")
+    assert set(FOLLOWER_FILES) <= files
+    assert {"ensure/task.py", "ensure/runner.py", "gpu_validate/runner.py"} <= files
+
+
+@pytest.mark.parametrize("name", ["state_ledger", "gpu_validate"])
+def test_a_module_writing_through_the_present_path_carries_no_follower(name):
+    files = payload_files(name)
+    assert "ensure/runner.py" in files
+    assert not files & set(FOLLOWER_FILES + ("ensure/task.py",))
+
+
+def test_state_ledger_carries_no_validation():
+    assert not [f for f in payload_files("state_ledger") if f.startswith(("gpu_validate/", "diagnose/"))]
