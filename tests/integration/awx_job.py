@@ -52,9 +52,20 @@ class Job(object):
                     chunks.append(f.read().decode("utf-8", "replace"))
         return "\n".join(chunks)
 
+    def failures(self):
+        """'task: msg' of each failed task that was not rescued or ignored: what a -vvvv tail leaves out."""
+        lines = []
+        for event in self.events:
+            data = event.get("event_data") or {}
+            if event.get("event") == "runner_on_failed" and not data.get("ignore_errors"):
+                res = data.get("res") or {}
+                lines.append("{0}: {1}".format(data.get("task"), str(res.get("msg") or res)[:1500]))
+        return lines
+
     def tail(self):
+        """The failed tasks' messages, then the end of the output."""
         stdout = self.runner.stdout.read() if self.runner.stdout else ""
-        return stdout[-4000:]
+        return "\n".join(["failed: " + line for line in self.failures()] + [stdout[-4000:]])
 
 
 def run_job(tmp_path, cluster, token, playbook, survey_answers=None, check=False, verbosity=0, ident="1"):

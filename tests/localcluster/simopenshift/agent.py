@@ -420,7 +420,18 @@ class NodeAgent(Controller):
                     log = 'time="{0}" level=fatal msg="{1}"\n'.format(stamp, failure)
                 self._crash_loop(node, pod, log, clock, now - clock.started, now, wake)
                 continue
-            ready = self._dependent(
+
+            def listen(pod, uid=uid, config=config):
+                if (pod.get("spec") or {}).get("hostNetwork") or not podsim.NETWORK.cidr:
+                    return  # no pod IP of our own network: nothing the API server could reach
+                gpus = exporter.node_gpus(name_of(node), hw.gpu_product, gpu_count, hw.gpu_memory_mib, mig_layout)
+                running = [p for p in gpu_pods if (p.get("status") or {}).get("phase") == "Running"]
+                view = (config, gpus, driver_version, exporter.allocation_map(running, gpu_count))
+                self.exporter_views[uid] = view
+                serving.add(uid)
+                self.exporters.ensure(uid, name_of(node), podsim.pod_ip(pod), config.port, self._renderer(uid, view))
+
+            self._dependent(
                 node,
                 [pod],
                 stack_ready,
@@ -430,15 +441,8 @@ class NodeAgent(Controller):
                 "Starting dcgm-exporter\nDCGM successfully initialized!\n"
                 "Collecting DCP Metrics\nStarting webserver\nListening on :%d\n" % config.port,
                 (DCGM, rt),
+                before_ready=listen,
             )
-            if not ready or (pod.get("spec") or {}).get("hostNetwork") or not podsim.NETWORK.cidr:
-                continue  # no pod IP of our own network: nothing the API server could reach
-            gpus = exporter.node_gpus(name_of(node), hw.gpu_product, gpu_count, hw.gpu_memory_mib, mig_layout)
-            running = [p for p in gpu_pods if (p.get("status") or {}).get("phase") == "Running"]
-            view = (config, gpus, driver_version, exporter.allocation_map(running, gpu_count))
-            self.exporter_views[uid] = view
-            serving.add(uid)
-            self.exporters.ensure(uid, name_of(node), podsim.pod_ip(pod), config.port, self._renderer(uid, view))
         self.exporters.stop_node(name_of(node), keep=serving)
 
     def _renderer(self, uid, view):
@@ -671,7 +675,9 @@ class NodeAgent(Controller):
         if block.message not in before:
             self.log.info("pod %s/%s on %s: %s", namespace_of(pod), name_of(pod), name_of(node), block.message[:160])
 
-    def _dependent(self, node, pods, dependency_ready, boot, now, wake, log, needs_nvml=None, early_log=None):
+    def _dependent(
+        self, node, pods, dependency_ready, boot, now, wake, log, needs_nvml=None, early_log=None, before_ready=None
+    ):
         """Operand pods that need the driver (and toolkit) on the node.
 
         With an init container that waits for them (the GPU Operator's validation init containers) they stay in
@@ -703,6 +709,10 @@ class NodeAgent(Controller):
                     continue
             age = now - clock.started
             ready = age >= self.timing(0.5)
+            if ready and before_ready is not None:
+                # A readiness probe (the exporter's httpGet /health) passes only once the server answers: the
+                # kubelet posts Ready after that, so the server is up before the status says so.
+                before_ready(pod)
             self.apply(
                 node,
                 pod,

@@ -498,3 +498,28 @@ def test_ended_states_are_terminated_or_restarted_containers():
     assert not podsim.ended({"c": podsim.waiting("ContainerCreating")})
     assert podsim.ended({"c": podsim.terminated(0, time.time() - 2, time.time(), None)})
     assert podsim.ended({"c": podsim.running(time.time(), restarts=1)})
+
+
+def test_an_operand_with_a_readiness_probe_serves_before_its_ready_status_is_written():
+    """The exporter's readinessProbe (httpGet /health) passes only once its server answers, so a reader that sees
+    Ready can scrape at once: the agent starts the listener before it writes the Ready status."""
+    from simopenshift.agent import NodeAgent
+
+    agent = NodeAgent.__new__(NodeAgent)
+    agent.clocks, agent.timing = {}, lambda scale=1.0: scale * 0.01
+    order = []
+    agent.apply = lambda node, pod, states, log=None, clock=None: order.append(
+        ("status", states["dcgm-exporter"].ready)
+    )
+    pod = {
+        "metadata": {"uid": "u1", "name": "p", "namespace": "n"},
+        "spec": {"containers": [{"name": "dcgm-exporter"}]},
+    }
+    node = {"metadata": {"name": "n1"}}
+    agent.clock(pod, 0, 0.0)
+    wake = []
+    assert not agent._dependent(node, [pod], True, 0, 0.001, wake, "log", before_ready=lambda p: order.append("serve"))
+    assert order == [("status", False)] and wake  # starting: neither served nor Ready
+    del order[:]
+    assert agent._dependent(node, [pod], True, 0, 1.0, [], "log", before_ready=lambda p: order.append("serve"))
+    assert order == ["serve", ("status", True)]
