@@ -67,6 +67,9 @@ description:
     write C(/etc/ld.so.cache) into it), tolerate O(tolerations) and
     are deleted as soon as they finished and their log was read; whatever is left is deleted at the end, also
     after failures and timeouts.
+  - Before it creates its pods the module deletes every validation pod an interrupted run left (the label
+    C(gpuops.cluster/validation-run)), whatever its phase, so that none holds a GPU or outlives the run; run one
+    validation at a time per O(namespace).
   - The validation pods leave nothing behind; the module reports C(changed) only when it wrote the record
     (O(record_definition)). In check mode no pod is created (the workload checks are reported C(skipped)) and no
     request that writes is sent.

@@ -37,21 +37,21 @@ NODE_LOOK_SECONDS = 10
 DELETE_NOW = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
 
 
-def delete_finished_leftovers(client, pod_api, namespace):
-    """Delete the finished validation pods an interrupted run left (its job killed, or the API server gone before
-    its cleanup); a live run deletes its own as soon as it has read their logs. Returns their names."""
-    left = [
-        p
-        for p in list_items(client, pod_api, namespace, RUN_LABEL)
-        if dig(p, ("status", "phase")) in ("Succeeded", "Failed")
-    ]
+def delete_leftovers(client, pod_api, namespace):
+    """Delete the validation pods an interrupted run left (its job killed, or the API server gone before its
+    cleanup), whatever their phase: one still pending or running holds a GPU this run's pods wait for, and would
+    finish after this run, with nobody left to delete it. Validation runs one at a time per namespace (the record
+    ConfigMap has one writer), so before this run creates its pods every labelled pod is another run's.
+    Returns ([names], number not finished)."""
+    left = list_items(client, pod_api, namespace, RUN_LABEL)
     for pod in left:
         try:
             client.delete(pod_api, name=pod["metadata"]["name"], namespace=namespace, body=dict(DELETE_NOW))
         except Exception as exc:
             if status_of(exc) != 404:
                 raise
-    return [p["metadata"]["name"] for p in left]
+    running = [p for p in left if dig(p, ("status", "phase")) not in ("Succeeded", "Failed")]
+    return [p["metadata"]["name"] for p in left], len(running)
 
 
 # Reads of a finished pod's log before the verdict falls back to its termination message, and the pause between.

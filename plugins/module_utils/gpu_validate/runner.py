@@ -49,7 +49,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import (
     PodRun,
     core_api,
-    delete_finished_leftovers,
+    delete_leftovers,
     read_log,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
@@ -441,10 +441,11 @@ def _unsettled(results):
     )
 
 
-def _sweep(client, pod_api, cfg, progress, words):
-    stale = delete_finished_leftovers(client, pod_api, cfg["namespace"])
+def _sweep(client, pod_api, cfg, progress):
+    stale, running = delete_leftovers(client, pod_api, cfg["namespace"])
     if stale:
-        progress("deleted {0} finished validation pod(s) an interrupted run left{1}".format(len(stale), words))
+        still = " ({0} still pending or running)".format(running) if running else ""
+        progress("deleted {0} validation pod(s) an interrupted run left{1}".format(len(stale), still))
 
 
 def _marked(nodes, driver_pods, unsettled):
@@ -492,7 +493,7 @@ def run(module, client, svc):
     pool = pods_run = None
     timings, leftovers = {}, []
     if not module.check_mode:
-        _sweep(client, pod_api, cfg, progress, "")
+        _sweep(client, pod_api, cfg, progress)
     try:
         if "metrics" in cfg["checks"]:
             # Metrics are read while the pods run: the slowest part sets the pace.
@@ -510,16 +511,6 @@ def run(module, client, svc):
             pool.shutdown(wait=True)
         if pods_run is not None:
             leftovers = _cleanup(module, cfg, pods_run)
-    if pods_run is not None:
-        # A pod of an interrupted run that was still running at the start (its node back only now) has finished
-        # meanwhile: no later run should find it.
-        try:
-            _sweep(client, pod_api, cfg, progress, " that finished while this one ran")
-        except Exception as exc:  # the validation's verdict stands; the next run sweeps again
-            module.warn(
-                "gpu_validate could not delete finished pods of an earlier run: {0}".format(one_line(to_text(exc), 200))
-            )
-
     reports = [
         node_report(node, results[node["metadata"]["name"]], cfg["checks"], (plan or {}).get(node["metadata"]["name"]))
         for node in nodes

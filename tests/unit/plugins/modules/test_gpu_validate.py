@@ -526,32 +526,35 @@ def test_finished_pods_an_interrupted_run_left_are_deleted(monkeypatch, patched)
     result, failed = go(monkeypatch, client, checks=["allocatable", "driver"])
     assert not failed, result
     assert pods_left(client) == []
-    assert any("2 finished validation pod(s) an interrupted run left" in line for line in result["progress"])
+    assert "t+0s deleted 2 validation pod(s) an interrupted run left" in result["progress"], result["progress"]
 
 
-def test_a_pod_of_an_interrupted_run_that_finishes_during_this_run_is_deleted_at_its_end(monkeypatch, patched):
-    """Still running at the start (its node was back only then), so kept; finished by the end, so deleted."""
+def test_pods_an_interrupted_run_left_pending_or_running_are_deleted_before_this_runs_pods_start(monkeypatch, patched):
+    """Left running (the GPU they hold is the one this run's pods wait for) they would finish after this run, with
+    no run left to delete them (seen: a CI fault chain's last run ended while the cut run's vectoradd pod waited)."""
     from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import podrun
 
     client = cluster(1)
-    old = {
-        "kind": "Pod",
-        "apiVersion": "v1",
-        "metadata": {"name": "gpuops-nvidia-smi-gpu-0-old1", "namespace": NS, "labels": {RUN_LABEL: "old1"}},
-        "spec": {"nodeName": "gpu-0"},
-        "status": {"phase": "Running"},
-    }
-    client.put(old)
-    cleanup, seen = podrun.PodRun.cleanup, []
+    for name, phase in (("gpuops-nvidia-smi-gpu-0-old1", "Running"), ("gpuops-vectoradd-gpu-0-old1", "Pending")):
+        client.put(
+            {
+                "kind": "Pod",
+                "apiVersion": "v1",
+                "metadata": {"name": name, "namespace": NS, "labels": {RUN_LABEL: "old1"}},
+                "spec": {"nodeName": "gpu-0"},
+                "status": {"phase": phase},
+            }
+        )
+    create, seen = podrun.PodRun.create, []
 
-    def finish_then_cleanup(self):
-        seen.extend(pods_left(client))
-        client.put(dict(old, status={"phase": "Succeeded"}))
-        return cleanup(self)
+    def look_then_create(self, *args, **kwargs):
+        seen.append(pods_left(client))
+        return create(self, *args, **kwargs)
 
-    monkeypatch.setattr(podrun.PodRun, "cleanup", finish_then_cleanup)
+    monkeypatch.setattr(podrun.PodRun, "create", look_then_create)
     result, failed = go(monkeypatch, client, checks=["vectoradd"])
     assert not failed, result
-    assert "gpuops-nvidia-smi-gpu-0-old1" in seen  # kept at the start: it was running
+    assert seen == [[]], seen  # both gone before this run's pods were created
     assert pods_left(client) == [], (result.get("warnings"), result["progress"])
-    assert any("that finished while this one ran" in line for line in result["progress"]), result["progress"]
+    line = "t+0s deleted 2 validation pod(s) an interrupted run left (2 still pending or running)"
+    assert line in result["progress"], result["progress"]
