@@ -510,10 +510,9 @@ def test_incremental_runs_workloads_only_on_changed_nodes(monkeypatch, patched):
     assert len([w for w in client.writes if w[0] == "create"]) == 2
 
 
-def test_finished_pods_an_interrupted_run_left_are_deleted(monkeypatch, patched):
-    # A run killed (or cut off from the API server) after its pods finished, before its cleanup.
-    client = cluster(1)
-    for name, phase in (("gpuops-vectoradd-gpu-0-old1", "Succeeded"), ("gpuops-nvidia-smi-gpu-0-old1", "Failed")):
+def leave_pods(client, phases):
+    """The validation pods of run old1 on gpu-0, as a run killed before its cleanup left them: (name, phase)."""
+    for name, phase in phases:
         client.put(
             {
                 "kind": "Pod",
@@ -523,6 +522,12 @@ def test_finished_pods_an_interrupted_run_left_are_deleted(monkeypatch, patched)
                 "status": {"phase": phase},
             }
         )
+
+
+def test_finished_pods_an_interrupted_run_left_are_deleted(monkeypatch, patched):
+    # A run killed (or cut off from the API server) after its pods finished, before its cleanup.
+    client = cluster(1)
+    leave_pods(client, (("gpuops-vectoradd-gpu-0-old1", "Succeeded"), ("gpuops-nvidia-smi-gpu-0-old1", "Failed")))
     result, failed = go(monkeypatch, client, checks=["allocatable", "driver"])
     assert not failed, result
     assert pods_left(client) == []
@@ -535,16 +540,7 @@ def test_pods_an_interrupted_run_left_pending_or_running_are_deleted_before_this
     from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import podrun
 
     client = cluster(1)
-    for name, phase in (("gpuops-nvidia-smi-gpu-0-old1", "Running"), ("gpuops-vectoradd-gpu-0-old1", "Pending")):
-        client.put(
-            {
-                "kind": "Pod",
-                "apiVersion": "v1",
-                "metadata": {"name": name, "namespace": NS, "labels": {RUN_LABEL: "old1"}},
-                "spec": {"nodeName": "gpu-0"},
-                "status": {"phase": phase},
-            }
-        )
+    leave_pods(client, (("gpuops-nvidia-smi-gpu-0-old1", "Running"), ("gpuops-vectoradd-gpu-0-old1", "Pending")))
     create, seen = podrun.PodRun.create, []
 
     def look_then_create(self, *args, **kwargs):
