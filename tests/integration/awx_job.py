@@ -53,7 +53,7 @@ class Job(object):
         return "\n".join(chunks)
 
     def failures(self):
-        """'task: msg' of each failed task that was not rescued or ignored: what a -vvvv tail leaves out."""
+        """'task: msg' of each failed task not ignored (a rescued one too): what a -vvvv tail leaves out."""
         lines = []
         for event in self.events:
             data = event.get("event_data") or {}
