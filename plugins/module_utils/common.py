@@ -23,7 +23,6 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.access import describe_forbidden
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: F401 (re-exported)
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube_import import defer_client_classes, defer_modules
 
@@ -134,6 +133,9 @@ def describe_api_error(exc, params=None, server=None):
             "whose user is still valid.".format(where)
         )
     if status == 403:
+        # Imported here: access.py (35 KB) is compiled only by a module that met a 403 or checks access.
+        from ansible_collections.gpuops.cluster.plugins.module_utils.access import describe_forbidden
+
         reason = _forbidden_reason(exc)
         return "403 Forbidden: {0}".format(
             describe_forbidden(reason)

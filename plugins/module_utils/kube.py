@@ -344,3 +344,26 @@ def diff_entry(header, before, after):
     if before == after:
         return None
     return {"before_header": header, "after_header": header, "before": before, "after": after}
+
+
+def core_api(client):
+    from kubernetes.client import CoreV1Api
+
+    return CoreV1Api(client.client.client)
+
+
+def read_log(core, pod, namespace, tail=None, previous=False, container=None):
+    """The container's log as the kubelet serves it.
+
+    Read raw (``_preload_content=False``): the client otherwise json-decodes a log that happens to be JSON and
+    returns its Python repr, single quotes and all (kubernetes-client/python#1354, #811) - which breaks the burn-in's
+    ``dcgmi diag -j`` output.
+    """
+    kwargs = {"_request_timeout": 15, "_preload_content": False}
+    if container:
+        kwargs["container"] = container
+    if tail:
+        kwargs["tail_lines"] = tail
+    if previous:
+        kwargs["previous"] = True
+    return to_text(core.read_namespaced_pod_log(pod, namespace, **kwargs).data, errors="replace")

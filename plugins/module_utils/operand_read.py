@@ -14,10 +14,15 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
-from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items, name_of, read_until
+from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
+    core_api,
+    list_items,
+    name_of,
+    read_log,
+    read_until,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
     SETTLE_SECONDS,
     operand_pod_states,
@@ -72,8 +77,6 @@ def failing_container(pod):
 
 
 def _tail(core, pod, namespace, lines, container=None):
-    from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import read_log
-
     try:
         text = read_log(core, pod, namespace, tail=lines, container=container)
     except Exception:  # a pod that never started has no log: its state says why
@@ -107,8 +110,6 @@ def report(client, svc, params):
         names = [name_of(n) for n in list_gpu_nodes(client, node_res)]
     pods, states = read_states(client, svc, namespace, selector, names)
     if lines:
-        from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import core_api
-
         core = core_api(client)
         by_name = dict((name_of(p), p) for p in pods)
         for state in states:
@@ -117,6 +118,9 @@ def report(client, svc, params):
                 state["log_lines"] = _tail(core, state["pod"], namespace, lines, container)
     for state in states:
         if not state["ready"]:
+            # Imported here: the signatures (about 70 KB) are compiled only by a run that has a pod to explain.
+            from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose.match import match_lines
+
             # The known failures its state message and log show (module_utils/diagnose, each from a public report).
             state["causes"] = match_lines([state["state"] or ""] + state.get("log_lines", []))
     result = {

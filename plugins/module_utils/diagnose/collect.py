@@ -26,14 +26,15 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.diagnose import ana
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import OWNER_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import core_api, read_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     api_message,
+    core_api,
     get_item,
     label_selector,
     list_items,
     parallel_map,
     pool_size,
+    read_log,
     status_of,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.reports import check_report_path

@@ -28,14 +28,15 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout.para
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.pools import selector_matches
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate import runner as validate_runner
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts import FAIL, NODE_CHECK, UNREACHABLE
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import core_api, read_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import one_line
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     api_message,
     condition_true,
+    core_api,
     dig,
     get_item,
     list_items,
+    read_log,
     status_of,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import pod_state

@@ -23,6 +23,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     label_selector,
     list_items,
     pool_size,
+    read_log,
     status_of,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
@@ -57,29 +58,6 @@ def delete_leftovers(client, pod_api, namespace):
 # Reads of a finished pod's log before the verdict falls back to its termination message, and the pause between.
 LOG_READS = 3
 LOG_RETRY_SECONDS = 1
-
-
-def core_api(client):
-    from kubernetes.client import CoreV1Api
-
-    return CoreV1Api(client.client.client)
-
-
-def read_log(core, pod, namespace, tail=None, previous=False, container=None):
-    """The container's log as the kubelet serves it.
-
-    Read raw (``_preload_content=False``): the client otherwise json-decodes a log that happens to be JSON and
-    returns its Python repr, single quotes and all (kubernetes-client/python#1354, #811) - which breaks the burn-in's
-    ``dcgmi diag -j`` output.
-    """
-    kwargs = {"_request_timeout": 15, "_preload_content": False}
-    if container:
-        kwargs["container"] = container
-    if tail:
-        kwargs["tail_lines"] = tail
-    if previous:
-        kwargs["previous"] = True
-    return to_text(core.read_namespaced_pod_log(pod, namespace, **kwargs).data, errors="replace")
 
 
 class PodRun(object):

@@ -46,12 +46,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.consts
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.metrics import metrics_for
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.params import validate_params
-from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import (
-    PodRun,
-    core_api,
-    delete_leftovers,
-    read_log,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.podrun import PodRun, delete_leftovers
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.pods import (
     one_line,
     pod_is_ready,
@@ -81,11 +76,13 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_validate.resour
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import (
     condition_true,
+    core_api,
     dig,
     get_item,
     label_selector,
     list_items,
     parallel_map,
+    read_log,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.operand_pods import (
     SETTLE_SECONDS,
