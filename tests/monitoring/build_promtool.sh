@@ -39,7 +39,10 @@ build() {
   start=$(date +%s)
   tmp=$(mktemp -d "$dir.tmp.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
-  (cd "$mod" && go build -tags "$tags" -trimpath -ldflags "-s -w" -o "$tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
+  # -N -l (no optimisation, no inlining): promtool checks and tests a few rules in a second either way, and the
+  # optimising passes were a quarter of its cold build (92 s -> 70 s alone on 2 cores, empty build cache).
+  (cd "$mod" && go build -tags "$tags" -trimpath -gcflags=all="-N -l" -ldflags "-s -w" -o "$tmp/promtool" \
+    github.com/prometheus/prometheus/cmd/promtool)
   chmod 755 "$tmp"
   rm -rf "$dir" && mv "$tmp" "$dir"
   log "promtool built in $(( $(date +%s) - start ))s"
