@@ -65,3 +65,42 @@ def test_a_module_writing_through_the_present_path_carries_no_follower(name):
 
 def test_state_ledger_carries_no_validation():
     assert not [f for f in payload_files("state_ledger") if f.startswith(("gpu_validate/", "diagnose/"))]
+
+
+# What a module process compiles is what it imports: AnsiballZ has no bytecode, and Python 3.11's zipimport compiles
+# each module twice (python/cpython#141276). These are imported only on the path that needs them.
+ON_DEMAND = ("access", "diagnose.signatures", "diagnose.match", "gpu_validate.podrun", "gpu_validate.pods")
+IMPORTS = """
+import json, sys
+import ansible_collections.gpuops.cluster.plugins.modules.{0}
+prefix = 'ansible_collections.gpuops.cluster.plugins.module_utils.'
+print(json.dumps(sorted(m[len(prefix):] for m in sys.modules if m.startswith(prefix))))
+"""
+
+
+def imported_at_start(name):
+    """The collection's module_utils that importing module ``name`` loads, in a new interpreter."""
+    build = os.path.abspath(os.path.join(MODULES, "..", "..", ".build"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([build] + sys.path))
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORTS.format(name)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return set(json.loads(proc.stdout.decode()))
+
+
+@pytest.mark.parametrize("name", ["k8s_ensure", "k8s_read", "operand_pods", "state_ledger"])
+def test_a_module_imports_the_403_describer_signatures_and_validation_pods_only_when_used(name):
+    loaded = imported_at_start(name)
+    assert "common" in loaded
+    assert not loaded & set(ON_DEMAND)
+
+
+def test_the_on_demand_imports_are_in_the_payload():
+    # Imported inside functions, still found by recursive_finder: the payload has them when the path is taken.
+    files = payload_files("k8s_ensure")
+    assert {"access.py", "diagnose/match.py", "diagnose/signatures.py"} <= files
