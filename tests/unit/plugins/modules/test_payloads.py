@@ -38,16 +38,19 @@ print(json.dumps(zf.namelist()))
 UTILS = "ansible_collections/gpuops/cluster/plugins/module_utils/"
 
 
-def payload_files(name):
-    """The collection's module_utils files (relative to module_utils/) in the payload of module ``name``."""
+def run_python(code, *args, **kwargs):
+    """The JSON that ``code`` prints, run in a new interpreter (``env`` in kwargs)."""
     proc = subprocess.run(
-        [sys.executable, "-c", FINDER, name, os.path.join(MODULES, name + ".py")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        check=False,
+        [sys.executable, "-c", code] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, **kwargs
     )
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
-    return set(n[len(UTILS) :] for n in json.loads(proc.stdout.decode()) if n.startswith(UTILS))
+    return json.loads(proc.stdout.decode())
+
+
+def payload_files(name):
+    """The collection's module_utils files (relative to module_utils/) in the payload of module ``name``."""
+    names = run_python(FINDER, name, os.path.join(MODULES, name + ".py"))
+    return set(n[len(UTILS) :] for n in names if n.startswith(UTILS))
 
 
 def test_k8s_ensure_carries_its_followers():
@@ -82,15 +85,7 @@ def imported_at_start(name):
     """The collection's module_utils that importing module ``name`` loads, in a new interpreter."""
     build = os.path.abspath(os.path.join(MODULES, "..", "..", ".build"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([build] + sys.path))
-    proc = subprocess.run(
-        [sys.executable, "-c", IMPORTS.format(name)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
-    return set(json.loads(proc.stdout.decode()))
+    return set(run_python(IMPORTS.format(name), env=env))
 
 
 @pytest.mark.parametrize("name", ["k8s_ensure", "k8s_read", "operand_pods", "state_ledger"])
