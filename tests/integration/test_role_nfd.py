@@ -43,6 +43,8 @@ OPENSHIFT = {"openshift": True, "openshift_version": "4.16.0", "cloud": "AWS"}
 KUBERNETES = {"openshift": False, "cloud": "none"}
 # Runs after the first converge get the platform as site.yml hands it over (preflight ran before): fewer round trips.
 KNOWN_OS = dict(FAST, preflight_platform=OPENSHIFT)
+APPLY_TASK = "Apply the NFD manifests (OpenShift - namespace, OperatorGroup, Subscription; Kubernetes - upstream NFD, until ready)"
+CR_TASK = "Create the NodeFeatureDiscovery from the CSV's alm-examples (chosen by kind) and nfd_cr_overrides"
 KNOWN_K8S = dict(FAST, preflight_platform=KUBERNETES)
 WORKER_CONF = """core:
   sleepInterval: 30s
@@ -78,6 +80,11 @@ def get(cluster, group, version, plural, name, namespace=NS):
 
 def items(cluster, group, version, plural, namespace=NS):
     return custom(cluster).list_namespaced_custom_object(group, version, namespace, plural)["items"]
+
+
+def by_name(out):
+    """{task name without the role's prefix: its result}."""
+    return {name.split(" : ", 1)[-1]: res for name, res in task_results(out)}
 
 
 def debug_messages(out):
@@ -260,11 +267,36 @@ def test_openshift_resolution_failed_converge_rerun_absent(cluster, ansible_task
             True,
         ]
         assert fact(out, "nfd_result")["source"] == result["source"]
+        # ... applied with the manifests, in one k8s_ensure: its own task is skipped.
+        results = by_name(out)
+        assert results[CR_TASK].get("skipped"), results[CR_TASK]
+        assert [
+            (o["kind"], o["action"]) for o in results[APPLY_TASK]["objects"] if o["kind"] == "NodeFeatureDiscovery"
+        ] == [("NodeFeatureDiscovery", "unchanged")]
         print(
             "nfd openshift: converge {0:.0f}s, no-op re-run {1:.0f}s, {2} tasks".format(
                 converge_s, rerun_s, len(task_results(out))
             )
         )
+
+        # A changed override with the operator installed: the CR is updated by the manifests' k8s_ensure, which
+        # then waits for the labels; no OLM wait, no second apply.
+        changed = {"spec": {"workerConfig": {"configData": WORKER_CONF + "# changed\n"}}}
+        out = run_role(cluster, "nfd", dict(KNOWN_OS, nfd_cr_overrides=changed))
+        assert_ok(out)
+        results = by_name(out)
+        assert results[CR_TASK].get("skipped") and results[APPLY_TASK]["changed"], results[APPLY_TASK]
+        assert [(o["kind"], o["action"]) for o in results[APPLY_TASK]["objects"] if o["action"] != "unchanged"] == [
+            ("NodeFeatureDiscovery", "updated")
+        ]
+        assert results[APPLY_TASK]["nfd_labels"]["nodes"], results[APPLY_TASK]
+        assert [res.get("skipped") for name, res in task_results(out) if any(wait in name for wait in OLM_WAITS)] == [
+            True,
+            True,
+        ]
+        cr = get(cluster, "nfd.openshift.io", "v1", "nodefeaturediscoveries", "nfd-instance")
+        assert cr["spec"]["workerConfig"]["configData"].endswith("# changed\n")
+        assert fact(out, "nfd_result")["source"] == result["source"]
 
         # Absent (with the labels): CR first, then Subscription, CSV, OperatorGroup; the GPU node loses its labels.
         out = run_role(cluster, "nfd", dict(KNOWN_OS, nfd_state="absent", nfd_remove_labels=True))
