@@ -417,6 +417,11 @@ def run_bad_inputs(cluster, cases):
     return out, [(name, res.get("msg")) for name, res in task_results(out) if res.get("failed")]
 
 
+def short_name(name):
+    """A task name without the "<role> : " prefix ansible puts before the tasks of a role."""
+    return name.split(" : ", 1)[-1]
+
+
 def task_results(out):
     """(task name, localhost result) for every task the playbook ran, in order."""
     return [(t["task"]["name"], t["hosts"].get("localhost", {})) for t in out["plays"][0]["tasks"]]

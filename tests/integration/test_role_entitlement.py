@@ -21,7 +21,17 @@ import sys
 import tempfile
 
 import pytest
-from conftest import BUILD, ROOT, _collection_env, changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import (
+    BUILD,
+    ROOT,
+    _collection_env,
+    changed_tasks,
+    failed_message,
+    run_playbook,
+    run_role,
+    short_name,
+    task_results,
+)
 from gpu_nodes import RHCOS_416, SET_LABEL, GpuNodes, kernel_of
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
@@ -106,11 +116,11 @@ def original(dyn):
 
 def tasks_of(out):
     """(task name without the role prefix, result) for every task run."""
-    return [(name.split(" : ", 1)[-1], res) for name, res in task_results(out)]
+    return [(short_name(name), res) for name, res in task_results(out)]
 
 
 def changed(out):
-    return [name.split(" : ", 1)[-1] for name in changed_tasks(out)]
+    return [short_name(name) for name in changed_tasks(out)]
 
 
 # What preflight records (site.yml runs it first); the first test lets the role detect it itself.

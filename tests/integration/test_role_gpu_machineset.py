@@ -16,7 +16,7 @@ __metaclass__ = type
 import json
 
 import pytest
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_playbook, run_role, short_name, task_results
 
 pytestmark = pytest.mark.integration
 
@@ -87,13 +87,8 @@ def machine_autoscalers(cluster):
     return custom(cluster).list_namespaced_custom_object(AUTOSCALING, "v1beta1", NS, "machineautoscalers")["items"]
 
 
-def short(name):
-    """A task name without the "<role> : " prefix ansible puts before tasks of a role."""
-    return name.split(" : ", 1)[-1]
-
-
 def result_of(out, task):
-    return [res for name, res in task_results(out) if short(name) == task][-1]
+    return [res for name, res in task_results(out) if short_name(name) == task][-1]
 
 
 def debug_lines(out, task="Say what the GPU MachineSet state did"):
@@ -232,7 +227,7 @@ def test_bad_inputs_fail_in_preflight_naming_the_variable_with_zero_writes(clust
     for case, dummy, variable, fragment in BAD_INPUTS:
         assert case in outcomes, "case {0} did not fail: {1}".format(case, sorted(outcomes))
         got = outcomes[case]
-        assert short(got["task"]) in PREFLIGHT_TASKS, (case, got)
+        assert short_name(got["task"]) in PREFLIGHT_TASKS, (case, got)
         assert got["msg"].startswith("gpu_machineset: " + variable), (case, got["msg"])
         assert fragment in got["msg"], (case, got["msg"])
     assert our_machinesets(cluster) == []
@@ -371,13 +366,13 @@ def test_skipped_with_one_line_where_there_is_nothing_to_clone(cluster, platform
     # What every state does first (the platform, the GPU nodes once per run: preflight's state.yml) is not this
     # role's work; gpu_machineset_state is checked by argument_specs.
     ran = [
-        (short(name), res)
+        (short_name(name), res)
         for name, res in task_results(out)
         if not res.get("skipped")
         and name != "role under test"
-        and short(name) != STATE_TASK
+        and short_name(name) != STATE_TASK
         and not name.startswith("gpuops.cluster.preflight : ")
-        and not short(name).startswith("Validating arguments")
+        and not short_name(name).startswith("Validating arguments")
     ]
     assert [name for name, dummy in ran] == [
         "Decide whether GPU MachineSets apply to this cluster",

@@ -21,7 +21,7 @@ import json
 import time
 
 import pytest
-from conftest import changed_tasks, failed_message, run_playbook, run_role, task_results
+from conftest import changed_tasks, failed_message, run_playbook, run_role, short_name, task_results
 from kubernetes import client
 from waiting import wait_until
 
@@ -84,7 +84,7 @@ def items(cluster, group, version, plural, namespace=NS):
 
 def by_name(out):
     """{task name without the role's prefix: its result}."""
-    return {name.split(" : ", 1)[-1]: res for name, res in task_results(out)}
+    return {short_name(name): res for name, res in task_results(out)}
 
 
 def debug_messages(out):
