@@ -308,8 +308,9 @@ def olm_outcome(read, settings, channel, check_mode=False):
 
     Returns ``settled`` (the Subscription wait is over), ``csv_name``, ``csv`` (that CSV, {} when not read),
     ``csv_settled`` (the CSV wait is over),
-    ``ready`` (the CSV Succeeded and offers the kind: build the custom resource), ``problem`` (why the run stops;
-    empty when it goes on) and ``note`` (what OLM did, or in check mode would do).
+    ``ready`` (the CSV Succeeded and offers the kind: build the custom resource), ``installed`` (ready, and OLM has
+    nothing pending: the Subscription ``AtLatestKnown`` with that CSV installed; no InstallPlan waits),
+    ``problem`` (why the run stops; empty when it goes on) and ``note`` (what OLM did, or in check mode would do).
     """
     settings = dict(settings, channel=channel)
     settings.setdefault("operator_group", settings["namespace"])
@@ -321,12 +322,29 @@ def olm_outcome(read, settings, channel, check_mode=False):
         problem = _csv_problem(name, csv, sub["status"], settings, check_mode)
     else:
         problem = _subscription_problem(sub, settings, check_mode)
+    ready = bool(name) and phase == "Succeeded" and not problem
     return {
         "settled": sub["settled"],
         "csv_name": name,
         "csv": csv,
         "csv_settled": phase in ("Succeeded", "Failed"),
-        "ready": bool(name) and phase == "Succeeded" and not problem,
+        "ready": ready,
+        "installed": ready
+        and sub["status"].get("state") == "AtLatestKnown"
+        and sub["status"].get("installedCSV") == name,
         "problem": _named(problem, settings),
         "note": _named(_note(name, csv, read.get("created") or [], settings, check_mode), settings),
     }
+
+
+def olm_steady(objects, installed, kind):
+    """Whether a role's OLM waits and its custom resource's own apply have nothing to do.
+
+    ``installed``: what preflight read (olm_outcome's ``installed``), so the custom resource (``kind``), built from
+    that CSV, went with the OLM objects in the role's first k8s_ensure; ``objects``: that apply's result (None before
+    it ran). Steady when it wrote none of the OLM objects: a changed Subscription may bring another CSV, and then the
+    waits and the custom resource's apply from that CSV follow.
+    """
+    if not installed or objects is None:
+        return False
+    return all(o.get("action") == "unchanged" for o in objects if o.get("kind") != kind)

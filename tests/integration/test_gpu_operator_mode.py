@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from conftest import assert_rerun_writes_nothing, run_site, task_results_of
+from conftest import assert_rerun_writes_nothing, run_site, short_name, task_results
 from faults import SiteRun
 from rbac_checks import GPU_OPERATOR, Installer, forbidden, requests_of, unused_rules
 from test_site import gpu_leftovers
@@ -37,6 +37,14 @@ NS = "nvidia-gpu-operator"
 OPERATOR = {"gpuops_stack": "operator"}
 PLUGIN = "app=nvidia-device-plugin-daemonset"
 READ_GPU_NODES = "Read the GPU nodes until each advertises its GPUs"
+OLM_APPLY = "Apply the namespace, OperatorGroup and Subscription (Manual approval, starting at the pinned CSV)"
+# The steps a converged cluster skips (the operator installed, the first apply wrote none of the OLM objects).
+OLM_STEPS = (
+    "Wait until OLM resolved the Subscription (its InstallPlan), or said it cannot",
+    "Read the InstallPlans of the namespace",
+    "Wait until the ClusterServiceVersion Succeeded or Failed",
+    "Create the ClusterPolicy from the CSV's alm-examples (chosen by kind) with the collection's choices",
+)
 
 
 @pytest.fixture
@@ -46,9 +54,19 @@ def kube(cluster):
     return Client(cluster.api)
 
 
+def gpu_operator_steps(out):
+    """The gpu_operator role's apply steps by short name (the last run of each), and the ClusterPolicy's action in its
+    first k8s_ensure (None when it was not there)."""
+    steps = {
+        short_name(name): res for name, res in task_results(out) if name.startswith("gpuops.cluster.gpu_operator : ")
+    }
+    policy = [o["action"] for o in steps[OLM_APPLY].get("objects", []) if o["kind"] == "ClusterPolicy"]
+    return steps, (policy or [None])[0]
+
+
 def first_failure(out):
     """The first failure's message (site.yml's rescue then ends the run naming the state)."""
-    return [r.get("msg") for dummy, r in task_results_of(out) if r.get("failed")][0]
+    return [r.get("msg") for dummy, r in task_results(out) if r.get("failed")][0]
 
 
 def gpu_nodes(kube):
@@ -68,7 +86,7 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
         mark = cluster.audit.mark()
         out = run_site(cluster, extra_vars=extra, extra_args=["--check"], env=env)
         assert cluster.audit.writes_since(mark) == []
-        notes = [r.get("msg", "") for name, r in task_results_of(out) if "Stop when the ClusterPolicy" in name]
+        notes = [r.get("msg", "") for name, r in task_results(out) if "Stop when the ClusterPolicy" in name]
         assert any(
             "would subscribe to gpu-operator-certified/v26.3 from certified-operators" in n for n in notes
         ), notes
@@ -103,7 +121,7 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
         )
         assert kube.get(apis.PROMETHEUSRULES, "gpuops-gpu-alerts", NS) is not None
         assert kube.get(DAEMONSETS, "nvidia-dcgm-exporter", "nvidia-gpu-driver") is None
-        said = [r.get("msg", "") for name, r in task_results_of(out) if "Check every GPU node is monitored" in name]
+        said = [r.get("msg", "") for name, r in task_results(out) if "Check every GPU node is monitored" in name]
         assert any("the GPU Operator's DCGM exporter serves" in str(m) for m in said), said
         # The collection's states on top: the GPU taint (scheduling) and the validation report.
         assert all(any(t["key"] == "nvidia.com/gpu" for t in n["spec"].get("taints") or []) for n in nodes)
@@ -118,7 +136,14 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
 
         # Time-slicing through the ClusterPolicy: the ConfigMap, devicePlugin.config, and the GPUs advertised twice.
         before = {n["metadata"]["name"]: int(n["status"]["allocatable"]["nvidia.com/gpu"]) for n in nodes}
-        run_site(cluster, extra_vars=dict(extra, gpu_operator_time_slicing_replicas=2), env=env)
+        out = run_site(cluster, extra_vars=dict(extra, gpu_operator_time_slicing_replicas=2), env=env)
+        # The operator installed: the ClusterPolicy went with the OLM objects; the apply wrote the time-slicing
+        # ConfigMap (an OLM-side object), so the OLM steps ran as on a first install, and the ClusterPolicy's own apply
+        # found it written.
+        steps, action = gpu_operator_steps(out)
+        assert action == "updated", steps[OLM_APPLY]
+        assert not any(steps[name].get("skipped") for name in OLM_STEPS), [steps[n] for n in OLM_STEPS]
+        assert [o["action"] for o in steps[OLM_STEPS[-1]]["objects"]] == ["unchanged"], steps[OLM_STEPS[-1]]
         policy = kube.get(apis.CLUSTERPOLICIES, "gpu-cluster-policy")
         assert policy["spec"]["devicePlugin"]["config"] == {"name": "time-slicing-config", "default": "any"}
 
@@ -181,8 +206,13 @@ def check_node_without_gpus_is_waited_for(cluster, kube, tmp_path, extra, env):
     rc = run.wait(600)
     result = run.result()
     assert rc == 0 and result and result["stats"]["localhost"]["failures"] == 0, run.text()[-3000:]
-    (read,) = [r for name, r in task_results_of(result) if name.endswith(READ_GPU_NODES)]
+    (read,) = [r for name, r in task_results(result) if name.endswith(READ_GPU_NODES)]
     assert read["attempts"] > 1, read.get("attempts")
+    # Every state checked its objects (ledger off) on the converged cluster: OLM had nothing to do, so the
+    # ClusterPolicy went, unchanged, with the OLM objects and the OLM steps were skipped.
+    steps, action = gpu_operator_steps(result)
+    assert action == "unchanged", steps[OLM_APPLY]
+    assert all(steps[name].get("skipped") for name in OLM_STEPS), [steps[n] for n in OLM_STEPS]
 
 
 def test_operator_mode_refuses_beside_the_manual_stack_and_bad_inputs(cluster, kube):

@@ -323,3 +323,18 @@ def test_the_csv_the_subscription_names_counts_among_several():
     read["csv"] = [old]
     res = nfd_role.olm_outcome(read, OLM, "stable")
     assert not res["ready"] and not res["csv_settled"] and res["csv"] == {}
+
+
+def test_installed_only_when_olm_has_nothing_pending():
+    """Ready (the CSV the Subscription names Succeeded and offers the kind) is not enough to skip the OLM waits: the
+    Subscription must be AtLatestKnown with that CSV installed, else an InstallPlan may wait (Manual approval)."""
+    found = csv("Succeeded", "InstallSucceeded")
+    done = subscription("nfd.4.16.0", state="AtLatestKnown", installedCSV="nfd.4.16.0")
+    res = outcome(done, found)
+    assert res["ready"] and res["installed"]
+    pending = subscription("nfd.4.16.0", state="UpgradePending", installedCSV="nfd.4.16.0")
+    res = outcome(pending, found)
+    assert res["ready"] and not res["installed"]
+    older = subscription("nfd.4.16.0", state="AtLatestKnown", installedCSV="nfd.4.15.0")
+    assert not outcome(older, found)["installed"]
+    assert not outcome(done, csv("Installing"))["installed"]

@@ -16,6 +16,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.olm import (
     alm_example,
     deep_merge,
     example_kinds,
+    olm_steady,
 )
 
 WORKER_CONF = 'core:\n  sleepInterval: 60s\nsources:\n  pci:\n    deviceClassWhitelist: ["0200", "03", "12"]\n'
@@ -103,6 +104,22 @@ def test_errors_name_the_problem(annotation, kind, overrides, message):
         alm_example(annotation, kind, overrides=overrides)
 
 
+def test_steady_only_when_installed_and_no_olm_object_written():
+    cr = {"kind": "ClusterPolicy", "name": "gpu-cluster-policy", "action": "updated"}
+    olm_objects = [
+        {"kind": k, "name": "x", "action": "unchanged"} for k in ("Namespace", "OperatorGroup", "Subscription")
+    ]
+    # The custom resource's own action does not count: it went with the OLM objects, built from the installed CSV.
+    assert olm_steady(olm_objects + [cr], True, "ClusterPolicy") is True
+    assert olm_steady(olm_objects, True, "ClusterPolicy") is True
+    # A written Subscription (or any OLM object) may bring another CSV: the waits follow.
+    written = [dict(o, action="updated") if o["kind"] == "Subscription" else o for o in olm_objects]
+    assert olm_steady(written + [cr], True, "ClusterPolicy") is False
+    # Not installed when preflight read, or the apply has not run: never steady.
+    assert olm_steady(olm_objects, False, "ClusterPolicy") is False
+    assert olm_steady(None, True, "ClusterPolicy") is False
+
+
 FILTER_CHECK = """
 import json, sys
 from ansible.errors import AnsibleFilterError
@@ -112,8 +129,10 @@ layout = json.loads(sys.argv[1])
 filters = FilterModule().filters()
 assert filters["alm_example"](layout, "NodeFeatureDiscovery", namespace="x")["metadata"]["namespace"] == "x"
 assert filters["alm_kinds"](json.dumps(layout)) == ["NodeFeatureRule", "NodeFeatureDiscovery"]
+assert filters["olm_steady"]([{"kind": "Subscription", "action": "unchanged"}], True, "NodeFeatureDiscovery") is True
 for call, text in ((lambda: filters["alm_example"](layout, "ClusterPolicy"), "alm_example: alm-examples has no ClusterPolicy"),
-                   (lambda: filters["alm_kinds"](""), "alm_kinds: the CSV has no alm-examples")):
+                   (lambda: filters["alm_kinds"](""), "alm_kinds: the CSV has no alm-examples"),
+                   (lambda: filters["olm_steady"]({"objects": []}, True, "x"), "olm_steady: expects the objects")):
     try:
         call()
     except AnsibleFilterError as exc:
