@@ -534,7 +534,7 @@ def assert_rerun_writes_nothing(cluster, extra_vars=None, env=None, user=None):
     admin by default)."""
     mark = cluster.audit.mark()
     out = run_site(cluster, env=env, extra_vars=extra_vars)
-    changed = [name for name, res in task_results_of(out) if res.get("changed")]
+    changed = [name for name, res in task_results(out) if res.get("changed")]
     # What the ledger found says why a state ran at all.
     ledger = [line for line in state_lines(out) if line.startswith("ledger:")]
     assert out["stats"]["localhost"]["changed"] == 0, changed + ledger
@@ -563,7 +563,3 @@ def state_lines(result):
         elif msg:
             lines.append(str(msg))
     return lines
-
-
-def task_results_of(result):
-    return [(t["task"]["name"], t["hosts"].get("localhost", {})) for t in result["plays"][0]["tasks"]]

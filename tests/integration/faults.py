@@ -22,7 +22,7 @@ import sys
 import time
 
 from ansible_env import collection_env
-from conftest import ENGINE, ROOT
+from conftest import ENGINE, ROOT, short_name
 from inventory import differences, inventory, served_items
 from kubernetes.dynamic import DynamicClient
 from localcluster.audit import REVIEWS, WRITE_VERBS
@@ -526,7 +526,7 @@ def chain(cluster, tmp_path, kind, extra_args):
                 last = run.tasks()[-1]
                 # The run died inside the state: its last task was the state's own (or the shared GPU-node read).
                 assert last["role"].endswith(state) or last["role"].endswith("preflight"), last
-                row["said"] = "killed (SIGKILL) at `{0}`".format(last["task"].split(" : ", 1)[-1])
+                row["said"] = "killed (SIGKILL) at `{0}`".format(short_name(last["task"]))
             row["after"] = census(cluster.api)
             rows.append(row)
             pending.pop(0)

@@ -22,7 +22,7 @@ import threading
 from http.server import HTTPServer, SimpleHTTPRequestHandler
 
 import pytest
-from conftest import assert_rerun_writes_nothing, run_site, state_lines, task_results_of
+from conftest import assert_rerun_writes_nothing, run_site, state_lines, task_results
 from rbac_checks import Installer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,7 +71,7 @@ def chart_repo(tmp_path_factory):
 
 
 def first_failure(out):
-    return [r.get("msg") for dummy, r in task_results_of(out) if r.get("failed")][0]
+    return [r.get("msg") for dummy, r in task_results(out) if r.get("failed")][0]
 
 
 def test_operator_chart_on_kubernetes_with_two_os_releases(k8s_cluster, chart_repo, tmp_path):
@@ -91,7 +91,7 @@ def test_operator_chart_on_kubernetes_with_two_os_releases(k8s_cluster, chart_re
         assert k8s_cluster.audit.writes_since(mark) == []
 
         out = run_site(k8s_cluster, extra_vars=extra)
-        notes = [r.get("msg", "") for name, r in task_results_of(out) if "Stop when the ClusterPolicy" in name]
+        notes = [r.get("msg", "") for name, r in task_results(out) if "Stop when the ClusterPolicy" in name]
         assert any("the driver run by NVIDIADriver objects (ubuntu22.04, ubuntu24.04)" in n for n in notes), notes
         namespace = kube.get(NAMESPACES, NS)
         assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
@@ -117,7 +117,7 @@ def test_operator_chart_on_kubernetes_with_two_os_releases(k8s_cluster, chart_re
         # The operator's exporter collects the collection's counters; the monitoring state checks it on every node.
         exporter = daemonsets["nvidia-dcgm-exporter"]["spec"]["template"]["spec"]["containers"][0]
         assert {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcgm-metrics.csv"} in exporter["env"]
-        said = [r.get("msg", "") for name, r in task_results_of(out) if "Check every GPU node is monitored" in name]
+        said = [r.get("msg", "") for name, r in task_results(out) if "Check every GPU node is monitored" in name]
         assert any("the GPU Operator's DCGM exporter serves gpu-0, gpu-1" in str(m) for m in said), said
         # NFD is the collection's (the nfd state), not the chart's.
         assert not [n for n in daemonsets if "node-feature-discovery" in n]
@@ -205,7 +205,7 @@ def test_operator_chart_on_kubernetes_with_two_os_releases(k8s_cluster, chart_re
         assert k8s_cluster.audit.writes_since(mark) == []
     finally:
         out = run_site(k8s_cluster, playbook="teardown.yml", extra_vars=operator)
-    said = [r.get("msg", "") for name, r in task_results_of(out) if "Say what absent did" in name]
+    said = [r.get("msg", "") for name, r in task_results(out) if "Say what absent did" in name]
     assert any("uninstalled Helm release gpu-operator" in s for s in said), said
     assert kube.get(apis.CLUSTERPOLICIES, "cluster-policy") is None
     wait_for(lambda: kube.get(NAMESPACES, NS) is None, 120, what="namespace %s gone" % NS)

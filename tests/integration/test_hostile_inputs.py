@@ -13,7 +13,7 @@ __metaclass__ = type
 import json
 
 import pytest
-from conftest import run_bad_inputs, run_site, task_results_of
+from conftest import run_bad_inputs, run_site, task_results
 
 pytestmark = pytest.mark.integration
 
@@ -125,6 +125,6 @@ def test_every_wrong_value_is_refused_by_name_before_any_write(cluster):
 def test_the_playbook_level_variables_are_refused_by_site_yml(cluster, extra, var):
     mark = cluster.audit.mark()
     out = run_site(cluster, extra_vars=extra, expect_rc=2)
-    failed = [str(r.get("msg")) for dummy, r in task_results_of(out) if r.get("failed")]
+    failed = [str(r.get("msg")) for dummy, r in task_results(out) if r.get("failed")]
     assert failed and var in failed[0], failed
     assert cluster.audit.writes_since(mark, include_dry_run=True) == []

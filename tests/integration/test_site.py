@@ -21,8 +21,9 @@ from conftest import (
     assert_rerun_writes_nothing,
     extra_cluster,
     run_site,
+    short_name,
     state_lines,
-    task_results_of,
+    task_results,
 )
 from inventory import differences, inventory
 from kubernetes import client
@@ -97,7 +98,7 @@ def test_site_stops_before_any_write_where_the_gpu_operator_runs(cluster, tmp_pa
         mark = cluster.audit.mark()
         out = run_site(cluster, extra_vars=dict(PREFLIGHT_ONLY, gpuops_reports_dir=str(tmp_path)), expect_rc=2)
         # The first failure is preflight's; site.yml's rescue then ends the run naming the state.
-        msg = [r.get("msg") for dummy, r in task_results_of(out) if r.get("failed")][0]
+        msg = [r.get("msg") for dummy, r in task_results(out) if r.get("failed")][0]
         assert msg.startswith(
             "preflight: the NVIDIA GPU Operator already manages this cluster's GPUs (ClusterPolicy gpu-cluster-policy; "
             "Subscription nvidia-gpu-operator/gpu-operator-certified)."
@@ -373,9 +374,7 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
         assert not any(line.startswith("ledger: runs") for line in lines), lines
         # preflight's module run read the GPU stack's namespace: gpu_validation's check that it exists starts none.
         ns_reads = [
-            res
-            for name, res in task_results_of(second)
-            if name.endswith("gpu_validation : Read the GPU stack namespace")
+            res for name, res in task_results(second) if name.endswith("gpu_validation : Read the GPU stack namespace")
         ]
         assert len(ns_reads) == 1 and ns_reads[0].get("skipped"), ns_reads
         assert platform_fact(second)["gpu_namespace"] == {"name": "nvidia-gpu-driver", "exists": True}
@@ -397,8 +396,8 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
         # config labels, which select nothing without a config.
         reads = [
             res
-            for name, res in task_results_of(third)
-            if name.split(" : ", 1)[-1].startswith(
+            for name, res in task_results(third)
+            if short_name(name).startswith(
                 ("Read the GPU stack namespace and the sharing", "Read the nodes that select a plugin")
             )
         ]
