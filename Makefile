@@ -119,37 +119,31 @@ molecule: collection cluster-binaries ## molecule scenarios (delegated driver) o
 check: venv collection ## the inner loop: style, unit tests and ansible-test sanity, two at a time (no cluster, no Go build)
 	$(MAKE) --no-print-directory -j2 --output-sync=target style unit sanity
 
-# make test (README, Test suite):
-# 1. the control plane's build (etcd, Kubernetes, kwok; nothing to do on a warm cache) next to the venv, style and the
-#    collection's build (build-collection), two jobs at a time (-j2, each target's output kept together by -O);
-# 2. the integration tests start as soon as those pass. Beside them, in the cycles they leave idle: the oracle
-#    programs' build at nice 19 (helm, the device plugin's loader, the toolkit installer, four containerds; started
-#    with step 1; test_gpu_operator_helm.py builds or waits for helm itself) and, from the start of step 2, the checks
-#    that need no cluster one after the other at nice 10 (promtool, unit, sanity, lint; output in
-#    reports/checks.log): a few unit tests wait in wall seconds (a server thread answering within 5 s), so they get a
-#    share of a busy core, not only its idle cycles;
-# 3. the oracle tests and molecule, once the oracle build is done; then the checks' result.
-# Each log beside is printed when its job is done, and a failure there fails the run. A failure stops the run after
-# its step (the jobs beside, process groups of their own, are then stopped too, as on Ctrl-C or SIGTERM: the EXIT
-# trap; a terminal's Ctrl-C reaches only the foreground process group); the exit status is the first failure's. The
-# groups come from `set -m`, not setsid: a new session is a new scheduler autogroup (Linux, sched_autogroup_enabled),
-# whose share nice does not lower: in the clean clone of 3946934 the oracle programs were started that way at nice 19
-# and still finished (608 s) inside the control plane's build (656 s), on cores 98 % busy.
-test: ## everything CI runs: the control plane's build, style, build-collection; then integration, with the oracle programs' build (nice 19) and the checks (promtool, unit, sanity, lint; nice 10) beside it; oracles, molecule
-	@mkdir -p reports; log=reports/oracle-build.log; clog=reports/checks.log; cpid=; \
+# make test, on a cold cache (README, Test suite):
+# 1. the control plane and promtool build next to the checks that need no cluster (venv, style, unit, sanity, lint,
+#    build-collection), two jobs at a time (-j2, each target's output kept together by -O);
+# 2. the integration tests start as soon as those pass, while the oracle programs (helm, the device plugin's loader,
+#    the toolkit installer, four containerds), started at nice 19 with step 1, build on in the cycles the tests leave
+#    idle (test_gpu_operator_helm.py builds or waits for helm itself); their log is printed when they are done;
+# 3. the oracle tests and molecule.
+# A failure stops the run after its step (the oracle build, a process group of its own, is then stopped too, as on
+# Ctrl-C or SIGTERM: the EXIT trap; a terminal's Ctrl-C reaches only the foreground process group); the
+# exit status is the first failure's. The group comes from `set -m`, not setsid: a new session is a new scheduler
+# autogroup (Linux, sched_autogroup_enabled), whose share nice does not lower: in the clean clone of 3946934 they
+# were started that way at nice 19 and still finished (608 s) inside the control plane's build (656 s), on cores
+# 98 % busy.
+test: ## everything CI runs: style, unit, sanity, lint, build-collection next to the control plane's build; then integration (the oracle programs building beside it), oracles, molecule
+	@mkdir -p reports; log=reports/oracle-build.log; \
 	set -m; nice -n 19 bash tests/oracles/build.sh > $$log 2>&1 & opid=$$!; set +m; \
-	trap 'kill -- -'$$opid' 2>/dev/null; [ -z "$$cpid" ] || kill -- -$$cpid 2>/dev/null' EXIT; \
-	rc=0; $(MAKE) --no-print-directory -j2 --output-sync=target cluster-binaries style build-collection || rc=$$?; \
-	if [ $$rc -eq 0 ]; then \
-	  set -m; nice -n 10 $(MAKE) --no-print-directory promtool unit sanity lint > $$clog 2>&1 & cpid=$$!; set +m; \
-	  $(MAKE) --no-print-directory integration || rc=$$?; fi; \
-	if [ $$rc -ne 0 ]; then kill -- -$$opid 2>/dev/null; [ -z "$$cpid" ] || kill -- -$$cpid 2>/dev/null; fi; \
-	wait $$opid; orc=$$?; echo "======== the oracle programs, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
+	trap 'kill -- -'$$opid' 2>/dev/null' EXIT; \
+	rc=0; $(MAKE) --no-print-directory -j2 --output-sync=target cluster-binaries promtool style unit sanity lint \
+	  build-collection || rc=$$?; \
+	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory integration || rc=$$?; fi; \
+	[ $$rc -eq 0 ] || kill -- -$$opid 2>/dev/null; \
+	wait $$opid; orc=$$?; trap - EXIT; echo "======== the oracle programs, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
 	if [ $$rc -eq 0 ] && [ $$orc -ne 0 ]; then rc=$$orc; fi; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory oracles molecule || rc=$$?; fi; \
-	if [ -n "$$cpid" ]; then wait $$cpid; crc=$$?; echo "======== the checks, run beside (exit $$crc) ========"; \
-	  grep -v '^go: downloading' $$clog; if [ $$rc -eq 0 ] && [ $$crc -ne 0 ]; then rc=$$crc; fi; fi; \
-	trap - EXIT; exit $$rc
+	exit $$rc
 
 cluster-up: venv cluster-binaries ## start the local cluster (PROFILE=openshift|kubernetes, GPU_NODES=N), kubectl in .localcluster/bin
 	@bash tests/localcluster/build.sh --kubectl >/dev/null
