@@ -323,6 +323,9 @@ def olm_outcome(read, settings, channel, check_mode=False):
     else:
         problem = _subscription_problem(sub, settings, check_mode)
     ready = bool(name) and phase == "Succeeded" and not problem
+    # OLM's catalog operator says AtLatestKnown only when the channel offers no replacement for the installed CSV
+    # (UpgradeAvailable then, UpgradePending while an InstallPlan waits): operator-lifecycle-manager,
+    # pkg/controller/operators/catalog/operator.go, ensureSubscriptionCSVState and updateSubscriptionStatus.
     return {
         "settled": sub["settled"],
         "csv_name": name,
