@@ -137,9 +137,9 @@ def test_operator_mode_converges_on_top_of_the_collections_states(cluster, kube,
         # Time-slicing through the ClusterPolicy: the ConfigMap, devicePlugin.config, and the GPUs advertised twice.
         before = {n["metadata"]["name"]: int(n["status"]["allocatable"]["nvidia.com/gpu"]) for n in nodes}
         out = run_site(cluster, extra_vars=dict(extra, gpu_operator_time_slicing_replicas=2), env=env)
-        # The operator installed: the ClusterPolicy went with the OLM objects; the apply wrote the time-slicing
-        # ConfigMap (an OLM-side object), so the OLM steps ran as on a first install, and the ClusterPolicy's own apply
-        # found it written.
+        # The operator installed: the ClusterPolicy went with the OLM objects; that apply also wrote the time-slicing
+        # ConfigMap (one of its objects other than the ClusterPolicy), so the OLM steps ran as on a first install, and
+        # the ClusterPolicy's own apply found it written.
         steps, action = gpu_operator_steps(out)
         assert action == "updated", steps[OLM_APPLY]
         assert not any(steps[name].get("skipped") for name in OLM_STEPS), [steps[n] for n in OLM_STEPS]
