@@ -16,8 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import BorrowedModule, checked_params, own_options
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils import follow
 
 
 def _validate():
@@ -63,21 +62,7 @@ FOLLOWERS = (
 
 def check(params):
     """{option: its checked options} of the followers given; a bad one raises, naming ``<option>.<its option>``."""
-    checked = {}
-    for option, load in FOLLOWERS:
-        given = params.get(option)
-        if given is None:
-            continue
-        module_name, spec, rules, dummy = load()
-        values, errors = checked_params(own_options(spec()), dict(given))
-        if errors:
-            raise GpuopsError("{0} (as {1} reads it)".format("; ".join(errors), module_name), param=option)
-        try:
-            rules(values)
-        except GpuopsError as exc:
-            raise GpuopsError(exc.args[0], param="{0}.{1}".format(option, exc.param) if exc.param else option)
-        checked[option] = values
-    return checked
+    return follow.check(params, FOLLOWERS)
 
 
 def may_follow(result):
@@ -87,18 +72,5 @@ def may_follow(result):
 
 
 def run(module, client, svc, checked, result):
-    """Run each follower given into ``result[option]``. A wait of its own that ran out is its result (``failed``,
-    ``msg``, ``param``: what its task would register); any other error fails the module, as it would that task."""
-    for option, load in FOLLOWERS:
-        if option not in checked:
-            continue
-        dummy, dummy2, dummy3, runner = load()
-        try:
-            result[option] = runner(BorrowedModule(module, checked[option]), client, svc)
-            # node_taints writes taints, driver_rollout cordons and replaces pods, nfd_labels may write labels,
-            # gpu_validate its record: this task changed what they changed.
-            result["changed"] = result["changed"] or bool(result[option].get("changed"))
-        except GpuopsError as exc:
-            if exc.param != "wait_timeout":
-                raise GpuopsError("{0}: {1}".format(option, exc), param=option, **exc.details)
-            result[option] = dict(exc.details, failed=True, msg=str(exc), param=exc.param)
+    """Run each follower given into ``result[option]`` (follow.run)."""
+    follow.run(module, client, svc, checked, result, FOLLOWERS)
