@@ -31,6 +31,7 @@ __metaclass__ = type
 import datetime
 import json
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import MANAGED_BY, MANAGED_BY_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.normalize import OWNER_LABEL
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure.runner import ensure_present
@@ -338,6 +339,32 @@ def check_params(params):
     namespace = check_dns_label(params.get("namespace"), "namespace", "namespace name")
     name = check_dns_subdomain(params.get("name"), "name", "ConfigMap name")
     return mode, out, namespace, name, params.get("gpu_label") or None, bool(params.get("force"))
+
+
+def argument_spec():
+    return module_spec(
+        mode=dict(type="str", choices=["check", "record", "invalidate"], default="check"),
+        states=dict(type="list", elements="dict", default=[]),
+        namespace=dict(type="str", default="kube-system"),
+        name=dict(type="str", default="gpuops-state-ledger"),
+        gpu_label=dict(type="str"),
+        force=dict(type="bool", default=False),
+        failed_state=dict(type="str"),
+        failed_task=dict(type="str"),
+        write=dict(type="bool", default=False),
+    )
+
+
+def check_asked(params):
+    """check_params for the ledger asked inside another module's run (platform_info's ``state_ledger``): reads only,
+    so mode check without write; record and invalidate stay state_ledger tasks of their own."""
+    if params.get("mode") != "check" or params.get("write"):
+        raise GpuopsError(
+            "only mode=check (without write) is asked here; record and invalidate run as gpuops.cluster.state_ledger "
+            "tasks.",
+            param="mode",
+        )
+    return check_params(params)
 
 
 def _read_live(client, svc, kinds):

@@ -6,14 +6,15 @@
 The server's version and discovery (as kubernetes.core.k8s_cluster_info reads them), the identity's access
 (access_review's check), the OpenShift Infrastructure and ClusterVersion, what the GPU Operator leaves on a
 cluster, and the nodes (nfd_labels' facts). Four module tasks before, each a Python start and a kubernetes
-client import: about 0.6 s each with ansible-core's default engine, on every run of every state's role.
+client import: about 0.6 s each with ansible-core's default engine, on every run of every state's role. With
+``state_ledger`` (a follower, module_utils/follow.py) the ledger's check too, a fifth.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import access
+from ansible_collections.gpuops.cluster.plugins.module_utils import access, follow
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import server_of
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s_read import read_one
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import list_items
@@ -123,6 +124,17 @@ def gpu_operator_found(cluster_policies, subscriptions):
     return found
 
 
+def _ledger():
+    from ansible_collections.gpuops.cluster.plugins.module_utils import ledger
+
+    return "gpuops.cluster.state_ledger", ledger.argument_spec, ledger.check_asked, ledger.run
+
+
+# platform_info's follower: the ledger asked in the same module run (site.yml asks it right after preflight's reads,
+# on every run: one module start fewer).
+FOLLOWERS = (("state_ledger", _ledger),)
+
+
 def _reads(openshift, gpu_operator_check):
     reads = []
     if openshift:
@@ -151,6 +163,8 @@ def _reads(openshift, gpu_operator_check):
 def run(module, client, svc):
     """platform_info: the server's version and APIs, the identity's access, the platform objects and the nodes."""
     params = module.params
+    # Checked before any read, as k8s_ensure checks its followers.
+    asked = follow.check(params, FOLLOWERS)
     version = (client.client.version or {}).get("kubernetes") or {}
     kinds = api_kinds(discovered_apis(client))
     openshift = is_openshift(kinds)
@@ -166,6 +180,7 @@ def run(module, client, svc):
         platform=None,
         gpu_nodes=[],
         gpu_operator_found=[],
+        state_ledger=None,
     )
     if not result["requirements_met"]:
         # The caller says why, naming its own variables; nothing else is read from a cluster that does not qualify.
@@ -191,4 +206,5 @@ def run(module, client, svc):
     result["platform"]["gpu_namespace"] = gpu_namespace(svc, params["access_namespace"])
     result["gpu_nodes"] = [f for f in nodes if f["gpu"]]
     result["gpu_operator_found"] = gpu_operator_found(found.get("ClusterPolicy"), found.get("Subscription"))
+    follow.run(module, client, svc, asked, result, FOLLOWERS)
     return result

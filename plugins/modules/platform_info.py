@@ -22,8 +22,10 @@ description:
     naming every missing permission), reads the OpenShift Infrastructure and ClusterVersion, what the NVIDIA GPU
     Operator leaves on a cluster (O(gpu_operator_check)), and every node's NFD facts (as M(gpuops.cluster.nfd_labels)
     gives them).
-  - One module run instead of four tasks (k8s_cluster_info, access_review, k8s_read and nfd_labels). Each module task
-    starts a Python and imports the kubernetes client, about 0.6 s with ansible-core's default engine.
+  - With O(state_ledger), then asks the state ledger which states must run, as M(gpuops.cluster.state_ledger) does.
+  - One module run instead of five tasks (k8s_cluster_info, access_review, k8s_read, nfd_labels and state_ledger).
+    Each module task starts a Python and imports the kubernetes client, about 0.6 s with ansible-core's default
+    engine.
   - Reads only (self reviews store nothing).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -68,6 +70,15 @@ options:
     description: Read the ClusterPolicies and OLM Subscriptions, for RV(gpu_operator_found).
     type: bool
     default: false
+  state_ledger:
+    description:
+      - The options of M(gpuops.cluster.state_ledger) in its C(check) mode (C(states), C(namespace), C(name),
+        C(gpu_label), C(force)), without its connection options. After the reads above, the ledger is asked as
+        state_ledger asks it, in this module run; RV(state_ledger) holds what state_ledger returns.
+      - Checked by state_ledger's own rules before anything is read (a bad one fails the task naming
+        C(state_ledger.<option>)); C(mode=record), C(mode=invalidate) and C(write) are refused (they stay tasks of
+        their own). Not asked when RV(requirements_met) is false.
+    type: dict
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -75,6 +86,7 @@ seealso:
   - module: kubernetes.core.k8s_cluster_info
   - module: gpuops.cluster.access_review
   - module: gpuops.cluster.nfd_labels
+  - module: gpuops.cluster.state_ledger
 """
 
 EXAMPLES = r"""
@@ -169,6 +181,13 @@ gpu_operator_found:
   type: list
   elements: str
   sample: ["ClusterPolicy gpu-cluster-policy"]
+state_ledger:
+  description: With O(state_ledger), what M(gpuops.cluster.state_ledger) returns for those options (C(run), C(skip),
+    C(reasons), C(recorded)); null without it.
+  returned: always
+  type: dict
+  sample: {"run": ["device_plugin"], "skip": ["gpu_machineset", "nfd"], "recorded": true,
+           "reasons": {"device_plugin": "ConfigMap nvidia-gpu/nvidia-device-plugin-config was changed"}}
 """
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.access import STATES
@@ -186,6 +205,7 @@ def argument_spec():
         access_namespace=dict(type="str", default="default"),
         machine_api_namespace=dict(type="str", default="openshift-machine-api"),
         gpu_operator_check=dict(type="bool", default=False),
+        state_ledger=dict(type="dict"),
     )
 
 

@@ -157,23 +157,8 @@ objects:
             "action": "unchanged"}]
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
-from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import run
-
-
-def argument_spec():
-    return module_spec(
-        mode=dict(type="str", choices=["check", "record", "invalidate"], default="check"),
-        states=dict(type="list", elements="dict", default=[]),
-        namespace=dict(type="str", default="kube-system"),
-        name=dict(type="str", default="gpuops-state-ledger"),
-        gpu_label=dict(type="str"),
-        force=dict(type="bool", default=False),
-        failed_state=dict(type="str"),
-        failed_task=dict(type="str"),
-        write=dict(type="bool", default=False),
-    )
+from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import argument_spec, run
 
 
 def main():

@@ -378,6 +378,14 @@ def test_site_converges_each_state_then_a_rerun_writes_nothing(fresh_cluster, tm
         ]
         assert len(ns_reads) == 1 and ns_reads[0].get("skipped"), ns_reads
         assert platform_fact(second)["gpu_namespace"] == {"name": "nvidia-gpu-driver", "exists": True}
+        # The ledger was asked in preflight's module run: its own task started no module ...
+        asked = [res for name, res in task_results(second) if name.startswith("Ask the ledger")]
+        assert len(asked) == 1 and asked[0].get("skipped"), asked
+        # ... which it does in a run that starts after preflight, with the same answer.
+        later = run_site(cluster, extra_vars={"gpuops_reports_dir": reports, "gpuops_from_state": "monitoring"})
+        asked = [res for name, res in task_results(later) if name.startswith("Ask the ledger")]
+        assert len(asked) == 1 and asked[0].get("skip") == ["monitoring", "scheduling"], asked
+        assert "ledger: skipped, unchanged since their last good run: monitoring, scheduling" in state_lines(later)
         # Every state's own no-op path, under Mitogen (ENGINE=mitogen, the documented accelerator), with the
         # ledger off: every state runs, and still nothing is written.
         third = assert_rerun_writes_nothing(

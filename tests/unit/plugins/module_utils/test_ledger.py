@@ -254,3 +254,14 @@ def test_good_options_come_back_checked():
     assert check_params(params) == ("record", [("nfd", "x")], "kube-system", "l", None, False)
     # A run of preflight alone asks about no state (site.yml's ledger check still runs).
     assert check_params(dict(params, mode="check", states=[]))[1] == []
+
+
+def test_asked_inside_another_module_run_the_ledger_only_reads():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import check_asked
+
+    params = {"mode": "check", "states": [{"name": "nfd", "inputs": "x"}], "namespace": "kube-system", "name": "l"}
+    assert check_asked(dict(params, write=False)) == check_params(params)
+    for bad in (dict(params, mode="record"), dict(params, write=True), dict(params, mode="invalidate")):
+        with pytest.raises(GpuopsError) as err:
+            check_asked(bad)
+        assert err.value.param == "mode"

@@ -115,3 +115,58 @@ def test_reads_only_what_the_platform_and_the_check_need():
     assert platform._reads(False, False) == []
     assert [r["kind"] for r in platform._reads(True, False)] == ["Infrastructure", "ClusterVersion"]
     assert [r["kind"] for r in platform._reads(False, True)] == ["ClusterPolicy", "Subscription"]
+
+
+import pytest  # noqa: E402
+
+from ansible_collections.gpuops.cluster.plugins.module_utils import follow  # noqa: E402
+from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError  # noqa: E402
+
+
+def test_the_ledger_asked_in_the_same_run_comes_back_with_state_ledgers_defaults():
+    checked = follow.check({"state_ledger": {"states": [{"name": "nfd", "inputs": "x"}]}}, platform.FOLLOWERS)
+    ledger = checked["state_ledger"]
+    assert ledger["mode"] == "check" and ledger["write"] is False and ledger["force"] is False
+    assert ledger["namespace"] == "kube-system" and ledger["name"] == "gpuops-state-ledger"
+    # Not given: nothing asked.
+    assert follow.check({"state_ledger": None}, platform.FOLLOWERS) == {}
+
+
+@pytest.mark.parametrize(
+    "given, param, words",
+    [
+        ({"mode": "record"}, "state_ledger.mode", "only mode=check"),
+        ({"write": True}, "state_ledger.mode", "only mode=check"),
+        ({"mode": "invalidate", "failed_state": "nfd"}, "state_ledger.mode", "record and invalidate run as"),
+        ({"states": [{"name": "nfd"}]}, "state_ledger.states", "inputs"),
+        ({"namespace": "Kube_System"}, "state_ledger.namespace", "not a valid"),
+        ({"mode": "sometimes"}, "state_ledger", "as gpuops.cluster.state_ledger reads it"),
+        # The connection is platform_info's own.
+        ({"kubeconfig": "/x"}, "state_ledger", "kubeconfig"),
+    ],
+)
+def test_a_bad_ledger_option_is_named_under_state_ledger_before_any_read(given, param, words):
+    with pytest.raises(GpuopsError) as err:
+        follow.check({"state_ledger": given}, platform.FOLLOWERS)
+    assert err.value.param == param and words in str(err.value)
+
+
+class _Stop(Exception):
+    pass
+
+
+class _NoServer(object):
+    """A client whose first use fails the test: run() must refuse a bad follower before it reads anything."""
+
+    @property
+    def client(self):
+        raise _Stop("read the server before checking state_ledger")
+
+
+def test_run_refuses_a_bad_ledger_option_before_reading_the_server():
+    class _Module(object):
+        params = {"state_ledger": {"mode": "record"}}
+
+    with pytest.raises(GpuopsError) as err:
+        platform.run(_Module(), _NoServer(), None)
+    assert err.value.param == "state_ledger.mode"

@@ -66,6 +66,12 @@ def test_a_module_writing_through_the_present_path_carries_no_follower(name):
     assert not files & set(FOLLOWER_FILES + ("ensure/task.py",))
 
 
+def test_platform_info_carries_the_ledger_it_asks_and_none_of_k8s_ensures_followers():
+    files = payload_files("platform_info")
+    assert {"follow.py", "ledger.py"} <= files
+    assert not files & set(FOLLOWER_FILES + ("ensure/task.py", "gpu_validate/runner.py"))
+
+
 def test_state_ledger_carries_no_validation():
     assert not [f for f in payload_files("state_ledger") if f.startswith(("gpu_validate/", "diagnose/"))]
 
