@@ -46,7 +46,9 @@ def run(module, client, svc, checked, result, followers):
             continue
         dummy, dummy2, dummy3, runner = load()
         try:
-            result[option] = runner(BorrowedModule(module, checked[option]), client, svc)
+            # In the caller's check mode: a follower that writes (gpu_timeline's ledger record) then says what it would.
+            borrowed = BorrowedModule(module, checked[option], check_mode=bool(getattr(module, "check_mode", False)))
+            result[option] = runner(borrowed, client, svc)
             # What a follower changed (k8s_ensure's node_taints writes taints, driver_rollout replaces pods, ...),
             # this task changed.
             result["changed"] = result["changed"] or bool(result[option].get("changed"))

@@ -367,6 +367,18 @@ def check_asked(params):
     return check_params(params)
 
 
+def check_recorded(params):
+    """check_params for the record at the end of a run, inside gpu_timeline's run (its ``state_ledger``): mode record
+    only (with or without write)."""
+    if params.get("mode") != "record":
+        raise GpuopsError(
+            "only mode=record is run here (the record at the end of a run); check and invalidate run as "
+            "gpuops.cluster.state_ledger tasks (check also as platform_info's state_ledger).",
+            param="mode",
+        )
+    return check_params(params)
+
+
 def _read_live(client, svc, kinds):
     """[object] labelled managed-by us, of the served ``kinds``; and the kinds actually served."""
     selector = label_selector({MANAGED_BY_LABEL: MANAGED_BY})

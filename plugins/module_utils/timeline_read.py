@@ -19,6 +19,7 @@ __metaclass__ = type
 import json
 import time
 
+from ansible_collections.gpuops.cluster.plugins.module_utils import follow
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_nodes import list_gpu_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.kube import dig, get_item, list_items, name_of
@@ -88,9 +89,22 @@ def read(client, svc, machines, machine_namespace):
     return nodes, list_items(client, machine_res, namespace=machine_namespace) if machine_res else [], pods, workers
 
 
+def _ledger():
+    from ansible_collections.gpuops.cluster.plugins.module_utils import ledger
+
+    return "gpuops.cluster.state_ledger", ledger.argument_spec, ledger.check_recorded, ledger.run
+
+
+# gpu_timeline's follower: the ledger's record at the end of a run, in the same module run (site.yml's last two
+# steps, one module start).
+FOLLOWERS = (("state_ledger", _ledger),)
+
+
 def run(module, client, svc):
     started = time.monotonic()
     params = module.params
+    # Checked before any read or write, as k8s_ensure checks its followers.
+    recorded = follow.check(params, FOLLOWERS)
     marks = check_marks(params.get("marks"))
     report = check_report_path(params.get("report_json"), "report_json")
     nodes, machines, pods, workers = read(client, svc, params["machines"], params["machine_namespace"])
@@ -100,10 +114,13 @@ def run(module, client, svc):
         write_atomic(report, json.dumps(timeline, indent=4, sort_keys=True, separators=(",", ": ")) + "\n")
     elif report:
         report = None  # check mode writes nothing
-    return {
+    result = {
         "changed": False,
         "timeline": timeline,
         "report": report,
         "read": {"gpu_nodes": len(nodes), "machines": len(machines), "pods": len(pods), "nfd_workers": len(workers)},
-        "duration": round(time.monotonic() - started, 3),
+        "state_ledger": None,
     }
+    follow.run(module, client, svc, recorded, result, FOLLOWERS)
+    result["duration"] = round(time.monotonic() - started, 3)
+    return result

@@ -29,13 +29,17 @@ description:
   - Per state of the run, its start, end and wall time, from the marks the playbook records (O(marks)).
   - Reads only from the cluster; with O(report_json) it writes the timeline as JSON to that file. The
     C(gpuops.cluster.gpu_timeline) filter builds the same timeline from objects you read yourself.
+  - With O(state_ledger), then records the run in the state ledger as M(gpuops.cluster.state_ledger) C(mode=record)
+    does (its C(write) writes the ledger ConfigMap, only when it changed), in this module run: C(site.yml)'s last
+    two steps in one module start.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
-    details: Reads only, so it runs the same in check mode; O(report_json) is not written then.
+    details: Reads only, so it runs the same in check mode; O(report_json) is not written then, nor the ledger
+      (O(state_ledger)'s C(write); C(changed) says whether it would be).
   diff_mode:
     support: none
   platform:
@@ -67,12 +71,22 @@ options:
       - Write the timeline as JSON to this file (a report of the run, rewritten each time; the task stays unchanged).
       - A missing folder is made; the nearest existing one must be writable.
     type: path
+  state_ledger:
+    description:
+      - The options of M(gpuops.cluster.state_ledger) in its C(record) mode (C(mode=record), C(states), C(write),
+        C(namespace), C(name), C(gpu_label)), without its connection options. After the timeline, the ledger's
+        record is made as state_ledger makes it, in this module run; RV(state_ledger) holds what state_ledger returns,
+        and a written ledger makes this task changed.
+      - Checked by state_ledger's own rules before anything is read (a bad one fails the task naming
+        C(state_ledger.<option>)); C(mode=check) and C(mode=invalidate) are refused (they stay tasks of their own).
+    type: dict
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
 seealso:
   - module: gpuops.cluster.nfd_labels
   - module: gpuops.cluster.gpu_validate
+  - module: gpuops.cluster.state_ledger
 """
 
 EXAMPLES = r"""
@@ -119,6 +133,11 @@ report:
   description: The path the timeline was written to (O(report_json)), else null (also in check mode).
   returned: always
   type: str
+state_ledger:
+  description: With O(state_ledger), what M(gpuops.cluster.state_ledger) returns for those options (C(data), and
+    C(objects) when it wrote or compared the ConfigMap); null without it.
+  returned: always
+  type: dict
 duration:
   description: Seconds the task took.
   returned: always
@@ -137,6 +156,7 @@ def argument_spec():
         machines=dict(type="bool", default=True),
         machine_namespace=dict(type="str", default="openshift-machine-api"),
         report_json=dict(type="path"),
+        state_ledger=dict(type="dict"),
     )
 
 

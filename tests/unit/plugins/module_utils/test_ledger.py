@@ -265,3 +265,14 @@ def test_asked_inside_another_module_run_the_ledger_only_reads():
         with pytest.raises(GpuopsError) as err:
             check_asked(bad)
         assert err.value.param == "mode"
+
+
+def test_recorded_inside_the_timelines_run_the_ledger_only_records():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.ledger import check_recorded
+
+    params = {"mode": "record", "states": [{"name": "nfd", "inputs": "x"}], "namespace": "kube-system", "name": "l"}
+    assert check_recorded(dict(params, write=True)) == check_params(params)
+    for bad in (dict(params, mode="check"), dict(params, mode="invalidate")):
+        with pytest.raises(GpuopsError) as err:
+            check_recorded(bad)
+        assert err.value.param == "mode"

@@ -463,3 +463,34 @@ def test_nfd_worker_pods_are_read_only_for_the_nodes_that_need_them():
     got = nfd_worker_pods(client, "pods", [early, late], stack)
     assert [p["spec"]["nodeName"] for p in got] == ["gpu-b"]
     assert client.selectors == list(timeline.NFD_WORKER_SELECTORS)
+
+
+def test_the_ledgers_record_in_the_timelines_run_comes_back_with_state_ledgers_defaults():
+    from ansible_collections.gpuops.cluster.plugins.module_utils import follow, timeline_read
+
+    states = [{"name": "nfd", "inputs": "x"}]
+    checked = follow.check(
+        {"state_ledger": {"mode": "record", "write": True, "states": states}}, timeline_read.FOLLOWERS
+    )
+    record = checked["state_ledger"]
+    assert record["mode"] == "record" and record["write"] is True and record["name"] == "gpuops-state-ledger"
+    assert follow.check({"state_ledger": None}, timeline_read.FOLLOWERS) == {}
+
+
+@pytest.mark.parametrize(
+    "given, param, words",
+    [
+        ({"states": [{"name": "nfd", "inputs": "x"}]}, "state_ledger.mode", "only mode=record"),  # check by default
+        ({"mode": "invalidate", "failed_state": "nfd"}, "state_ledger.mode", "only mode=record"),
+        ({"mode": "record", "states": [{"name": "nfd"}]}, "state_ledger.states", "inputs"),
+        ({"mode": "record", "name": "Ledger!"}, "state_ledger.name", "not a valid"),
+        ({"mode": "record", "api_key": "x"}, "state_ledger", "api_key"),
+    ],
+)
+def test_a_bad_record_option_is_named_under_state_ledger(given, param, words):
+    from ansible_collections.gpuops.cluster.plugins.module_utils import follow, timeline_read
+    from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+
+    with pytest.raises(GpuopsError) as err:
+        follow.check({"state_ledger": given}, timeline_read.FOLLOWERS)
+    assert err.value.param == param and words in str(err.value)

@@ -72,6 +72,12 @@ def test_platform_info_carries_the_ledger_it_asks_and_none_of_k8s_ensures_follow
     assert not files & set(FOLLOWER_FILES + ("ensure/task.py", "gpu_validate/runner.py"))
 
 
+def test_gpu_timeline_carries_the_ledger_it_records_and_none_of_k8s_ensures_followers():
+    files = payload_files("gpu_timeline")
+    assert {"follow.py", "ledger.py", "ensure/runner.py"} <= files
+    assert not files & set(FOLLOWER_FILES + ("ensure/task.py", "gpu_validate/runner.py"))
+
+
 def test_state_ledger_carries_no_validation():
     assert not [f for f in payload_files("state_ledger") if f.startswith(("gpu_validate/", "diagnose/"))]
 
