@@ -30,8 +30,8 @@ description:
   - Reads only from the cluster; with O(report_json) it writes the timeline as JSON to that file. The
     C(gpuops.cluster.gpu_timeline) filter builds the same timeline from objects you read yourself.
   - With O(state_ledger), then records the run in the state ledger as M(gpuops.cluster.state_ledger) C(mode=record)
-    does (its C(write) writes the ledger ConfigMap, only when it changed), in this module run: C(site.yml)'s last
-    two steps in one module start.
+    does (its C(write) writes the ledger ConfigMap, only when it changed), in this module run (C(site.yml)'s last
+    two steps in one module start).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - ansible.builtin.action_common_attributes
