@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Followers: another module's code run inside this module's run, after its own work, so that a role starts one
 module fewer (a module start is most of a no-op task's time). k8s_ensure's are in ensure/followers.py,
-platform_info's (the state ledger's check) in platform.py.
+platform_info's (the state ledger's check) in platform.py, gpu_timeline's (the ledger's record) in timeline_read.py.
 
 A follower is an option named after its module, taking that module's options without the connection ones; a table
 of (option, loader) pairs, the loader importing the module's code only when called (AnsiballZ payloads carry what
