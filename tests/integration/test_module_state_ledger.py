@@ -167,3 +167,45 @@ def test_the_ledger_reads_every_kind_the_teardown_inventory_lists():
     # Made and replaced by the workloads and operators that own them: their owners' readiness is read instead.
     transient = {"Machine", "ClusterServiceVersion", "InstallPlan", "Build"}
     assert sorted(k for k in INVENTORY if k[1] not in transient) == sorted(KINDS)
+
+
+def test_asked_by_platform_info_and_recorded_by_gpu_timeline_in_their_module_runs(cluster, namespace, ansible_task):
+    """The two followers site.yml uses: gpu_timeline's record (check mode writes nothing and says it would; then
+    written once, then unchanged) and platform_info's check, which answers as state_ledger does; a bad option is
+    named under state_ledger before anything is read or written."""
+    A = probes(namespace)[0]
+    core = client.CoreV1Api(cluster.api)
+    res = ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, "probe-f", A)], "owner": A})
+    assert not res.get("failed"), res
+    where = {"namespace": namespace, "name": "ledger-followed"}
+    states = [{"name": A, "inputs": "in-a"}]
+    record = dict(where, states=states, mode="record", write=True)
+
+    mark = cluster.audit.mark()
+    res = ansible_task("gpuops.cluster.gpu_timeline", {"machines": False, "state_ledger": record}, check=True)
+    assert not res.get("failed"), res
+    assert res["changed"] is True and res["state_ledger"]["objects"][0]["action"] == "created", res
+    assert cluster.audit.writes_since(mark) == []
+
+    res = ansible_task("gpuops.cluster.gpu_timeline", {"machines": False, "state_ledger": record})
+    assert res["changed"] is True and res["state_ledger"]["objects"][0]["action"] == "created", res
+    assert set(core.read_namespaced_config_map("ledger-followed", namespace).data) == {A}
+    mark = cluster.audit.mark()
+    res = ansible_task("gpuops.cluster.gpu_timeline", {"machines": False, "state_ledger": record})
+    assert res["changed"] is False and res["state_ledger"]["objects"][0]["action"] == "unchanged", res
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+
+    asked = ansible_task(
+        "gpuops.cluster.platform_info", {"check_access": False, "state_ledger": dict(where, states=states)}
+    )
+    direct = ansible_task("gpuops.cluster.state_ledger", dict(where, states=states))
+    keys = ("run", "skip", "reasons", "recorded")
+    assert asked["state_ledger"]["skip"] == [A], asked.get("state_ledger")
+    assert dict((k, asked["state_ledger"][k]) for k in keys) == dict((k, direct[k]) for k in keys)
+
+    mark = cluster.audit.mark()
+    bad = ansible_task("gpuops.cluster.gpu_timeline", {"machines": False, "state_ledger": dict(record, mode="check")})
+    assert bad.get("failed") and "state_ledger.mode" in bad["msg"] and "only mode=record" in bad["msg"], bad
+    bad = ansible_task("gpuops.cluster.platform_info", {"check_access": False, "state_ledger": dict(record)})
+    assert bad.get("failed") and "state_ledger.mode" in bad["msg"] and "only mode=check" in bad["msg"], bad
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
