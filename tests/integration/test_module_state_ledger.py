@@ -112,15 +112,20 @@ def test_states_are_skipped_until_what_they_made_changes(cluster, namespace, ans
     assert res.get("failed") and "mode" in res["msg"], res
 
 
+def one_state_made(namespace, ansible_task, probe, ledger):
+    """(this test's state name, the ledger's namespace and name, the states to record): one ConfigMap ``probe`` made
+    by that state, the ledger ConfigMap ``ledger`` in the test's namespace."""
+    A = probes(namespace)[0]
+    res = ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, probe, A)], "owner": A})
+    assert not res.get("failed"), res
+    return A, {"namespace": namespace, "name": ledger}, [{"name": A, "inputs": "in-a"}]
+
+
 def test_write_records_in_the_same_run_only_when_changed_and_not_in_check_mode(cluster, namespace, ansible_task):
     """``write: true`` writes the ledger as k8s_ensure would (owner state_ledger): once, then nothing; check mode
     and diff say what it would write; an invalidation drops the records the same way."""
-    A = probes(namespace)[0]
+    A, where, states = one_state_made(namespace, ansible_task, "probe-w", "ledger-written")
     core = client.CoreV1Api(cluster.api)
-    res = ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, "probe-w", A)], "owner": A})
-    assert not res.get("failed"), res
-    where = {"namespace": namespace, "name": "ledger-written"}
-    states = [{"name": A, "inputs": "in-a"}]
 
     mark = cluster.audit.mark()
     res = ansible_task(
@@ -173,12 +178,8 @@ def test_asked_by_platform_info_and_recorded_by_gpu_timeline_in_their_module_run
     """The two followers site.yml uses: gpu_timeline's record (check mode writes nothing and says it would; then
     written once, then unchanged) and platform_info's check, which answers as state_ledger does; a bad option is
     named under state_ledger before anything is read or written."""
-    A = probes(namespace)[0]
+    A, where, states = one_state_made(namespace, ansible_task, "probe-f", "ledger-followed")
     core = client.CoreV1Api(cluster.api)
-    res = ansible_task("gpuops.cluster.k8s_ensure", {"definitions": [config_map(namespace, "probe-f", A)], "owner": A})
-    assert not res.get("failed"), res
-    where = {"namespace": namespace, "name": "ledger-followed"}
-    states = [{"name": A, "inputs": "in-a"}]
     record = dict(where, states=states, mode="record", write=True)
 
     mark = cluster.audit.mark()
