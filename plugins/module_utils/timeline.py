@@ -27,7 +27,8 @@ The steps and where their time comes from (no anchor publishes this; every value
   the plugin's Ready is the honest time the resource appeared);
 * ``validated``: when ``gpu_validation`` last validated the node (its record).
 
-Plus the wall time of each state of the run (start/end marks recorded by the playbook).
+Plus the wall time of each state of the run (start/end marks recorded by the playbook; the states the ledger skipped
+in one mark, with no time of their own).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -288,17 +289,26 @@ def node_timeline(nodes, machines=None, pods=None, validated=None):
     return rows
 
 
+# The result of a state the ledger skipped (site.yml marks them together: {event: skipped, states, at}).
+SKIPPED_RESULT = "skipped: unchanged since its last good run"
+
+
 def state_timeline(marks):
-    """[{state, event: start|end, at}] -> [{state, start, end, seconds, result}] in run order."""
+    """[{state, event: start|end, at}, {event: skipped, states, at}] -> [{state, start, end, seconds, result}] in
+    run order; a skipped state starts and ends at its mark."""
     order, spans = [], {}
     for mark in marks or []:
-        state = mark.get("state")
-        if state not in spans:
-            order.append(state)
-            spans[state] = {"state": state, "start": None, "end": None, "seconds": None}
-        spans[state][mark.get("event")] = mark.get("at")
-        if mark.get("event") == "end" and mark.get("result"):
-            spans[state]["result"] = mark["result"]
+        skipped = mark.get("event") == "skipped"
+        for state in mark.get("states") or [] if skipped else [mark.get("state")]:
+            if state not in spans:
+                order.append(state)
+                spans[state] = {"state": state, "start": None, "end": None, "seconds": None}
+            for event in ("start", "end") if skipped else [mark.get("event")]:
+                spans[state][event] = mark.get("at")
+            if skipped:
+                spans[state]["result"] = SKIPPED_RESULT
+            elif mark.get("event") == "end" and mark.get("result"):
+                spans[state]["result"] = mark["result"]
     for span in spans.values():
         a, b = parse_time(span["start"]), parse_time(span["end"])
         span["seconds"] = round((b - a).total_seconds(), 1) if a and b else None

@@ -35,18 +35,25 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.timeline import (
 
 POD_SELECTOR = "{0} in ({1})".format(COMPONENT_LABEL, ",".join(sorted(POD_STEPS)))
 OPERATOR_POD_SELECTOR = "app in ({0})".format(",".join(sorted(OPERATOR_APP_STEPS)))
-MARK_KEYS = ("state", "event", "at")
+
+
+def _good_mark(mark):
+    if not isinstance(mark, dict) or not mark.get("at"):
+        return False
+    if mark.get("event") == "skipped":
+        states = mark.get("states")
+        return isinstance(states, list) and len(states) > 0 and all(isinstance(s, str) and s for s in states)
+    return mark.get("event") in ("start", "end") and bool(mark.get("state"))
 
 
 def check_marks(marks):
-    """The marks as the playbook records them: each with state, event (start or end) and at."""
+    """The marks as the playbook records them: each with state, event (start or end) and at, or the states the
+    ledger skipped (event skipped, states, at)."""
     for index, mark in enumerate(marks or []):
-        missing = [k for k in MARK_KEYS if not (isinstance(mark, dict) and mark.get(k))]
-        if missing or mark.get("event") not in ("start", "end"):
+        if not _good_mark(mark):
             raise GpuopsError(
-                "item {0} must be a dict with state, event (start or end) and at (ISO 8601), got {1!r}.".format(
-                    index, mark
-                ),
+                "item {0} must be a dict with state, event (start or end) and at (ISO 8601), or with event skipped, "
+                "states (a non-empty list of state names) and at, got {1!r}.".format(index, mark),
                 param="marks",
             )
     return list(marks or [])

@@ -48,7 +48,8 @@ options:
   marks:
     description:
       - The marks of the run, each a dict with C(state), C(event) (C(start) or C(end)), C(at) (ISO 8601) and an
-        optional C(result).
+        optional C(result); or the states the ledger skipped, as one dict with C(event=skipped), C(states) (their
+        names, in run order) and C(at) (each such state starts and ends there).
     type: list
     elements: dict
     default: []

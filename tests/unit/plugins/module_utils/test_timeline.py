@@ -117,6 +117,24 @@ def test_state_marks_become_spans_in_run_order():
     assert spans[1]["seconds"] is None
 
 
+def test_states_the_ledger_skipped_take_their_place_in_run_order_with_no_time_of_their_own():
+    at = "2026-11-23T10:00:03+00:00"
+    marks = [
+        {"state": "preflight", "event": "start", "at": "2026-11-23T10:00:00+00:00"},
+        {"state": "preflight", "event": "end", "at": "2026-11-23T10:00:02+00:00"},
+        {"event": "skipped", "states": ["gpu_machineset", "nfd"], "at": at},
+        {"state": "driver", "event": "start", "at": "2026-11-23T10:00:04+00:00"},
+        {"state": "driver", "event": "end", "at": "2026-11-23T10:00:09+00:00"},
+    ]
+    spans = timeline.state_timeline(marks)
+    assert [s["state"] for s in spans] == ["preflight", "gpu_machineset", "nfd", "driver"]
+    assert [s["seconds"] for s in spans] == [2.0, 0.0, 0.0, 5.0]
+    assert [s.get("result") for s in spans] == [None, timeline.SKIPPED_RESULT, timeline.SKIPPED_RESULT, None]
+    assert spans[1]["start"] == spans[1]["end"] == at
+    text = "\n".join(timeline.table(spans, []))
+    assert "nfd" in text and timeline.SKIPPED_RESULT in text
+
+
 def test_table_lists_states_and_nodes():
     out = timeline.build(
         [{"state": "driver", "event": "start", "at": "2026-11-23T10:00:00Z"}],
@@ -244,12 +262,23 @@ def test_module_reads_the_pods_of_every_timed_component_and_checks_the_marks():
     assert POD_SELECTOR == (
         "app.kubernetes.io/component in (nvidia-container-toolkit,nvidia-device-plugin,nvidia-driver)"
     )
-    marks = [{"state": "nfd", "event": "start", "at": "2026-11-24T04:00:00.000000Z"}]
+    marks = [
+        {"state": "nfd", "event": "start", "at": "2026-11-24T04:00:00.000000Z"},
+        {"event": "skipped", "states": ["driver"], "at": "2026-11-24T04:00:01.000000Z"},
+    ]
     assert check_marks(marks) == marks and check_marks(None) == []
-    for bad in ({"state": "nfd", "event": "begin", "at": "x"}, {"state": "nfd", "event": "end"}, "nfd"):
+    for bad in (
+        {"state": "nfd", "event": "begin", "at": "x"},
+        {"state": "nfd", "event": "end"},
+        "nfd",
+        {"event": "skipped", "states": [], "at": "x"},
+        {"event": "skipped", "states": "driver", "at": "x"},
+        {"event": "skipped", "states": ["driver", ""], "at": "x"},
+        {"event": "skipped", "states": ["driver"]},
+    ):
         with pytest.raises(GpuopsError) as err:
             check_marks(marks + [bad])
-        assert err.value.param == "marks" and str(err.value).startswith("marks: item 1 must be a dict")
+        assert err.value.param == "marks" and str(err.value).startswith("marks: item 2 must be a dict")
 
 
 # ---- the NFD GPU label's time, from objects shaped as a real cluster returns them --------------------------------
