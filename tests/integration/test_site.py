@@ -250,9 +250,20 @@ def check_diagnose(cluster, reports):
     assert "archive: not written (check mode)" in diagnose(cluster, reports, dry, extra_args=["--check"])
     assert not os.path.exists(dry) and cluster.audit.writes_since(mark) == []
 
-    # Levers: one node's DCGM exporter loses its host engine, another node's kubelet stops.
+    # Levers: one node's DCGM exporter loses its host engine, another node's kubelet stops. With one GPU node both
+    # are that node's, and a kubelet that stopped reports nothing more of its pods (the simulator freezes such a
+    # node): the kubelet stops only once the exporter's crash shows, or a loaded machine can freeze it first.
     crashed, stopped = gpu_nodes[0], gpu_nodes[-1]
     control.exporter_down(cluster.api, crashed)
+    core = client.CoreV1Api(cluster.api)
+
+    def exporter_crashed():
+        pods = core.list_pod_for_all_namespaces(
+            field_selector="spec.nodeName=" + crashed, label_selector="app.kubernetes.io/component=dcgm-exporter"
+        ).items
+        return pods and not any(all(c.ready for c in p.status.container_statuses or []) for p in pods)
+
+    control.wait_for(exporter_crashed, 60, what="the exporter on {0} not ready".format(crashed))
     control.break_node(cluster.api, stopped)
     seen = {}
     try:
