@@ -355,10 +355,10 @@ def _collection_env(cluster, env=None, engine=None):
 
 # The engine run_playbook (so run_role and ansible_task), run_site and faults.SiteRun use in the current test file:
 # Mitogen's mitogen_linear for the role test files (many module tasks per run) and for the files that set
-# ANSIBLE_ENGINE (OpenShift 4.19, the GPU Operator modes, the named faults), ansible-core's default for every other
-# file (site.yml end to end on both profiles, which runs every module the roles call; the module files, one or two
-# tasks per run, where Mitogen's start costs as much as it saves; the fault chains, secrets, fleet, AWX, least
-# privilege, hostile inputs).
+# ANSIBLE_ENGINE (OpenShift 4.19, the GPU Operator modes, the named faults, the SIGKILL chain), ansible-core's
+# default for every other file (site.yml end to end on both profiles, which runs every module the roles call; the
+# module files, one or two tasks per run, where Mitogen's start costs as much as it saves; the API server chain,
+# secrets, fleet, AWX, least privilege, hostile inputs).
 # README, Test suite, says why.
 ENGINE = {"name": "default"}
 

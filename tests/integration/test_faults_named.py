@@ -20,8 +20,9 @@ from kubernetes import client
 from simopenshift.control import break_node, images_back, images_missing, node_is_ready, repair_node, wait_for
 
 pytestmark = pytest.mark.integration
-# Mitogen's engine (conftest.engine_of): these faults are the cluster's, not the engine's; the fault chains
-# (test_faults_kill.py, test_faults_apiserver.py) run ansible-core's default engine. README, Test suite.
+# Mitogen's engine (conftest.engine_of): these faults are the cluster's, not the engine's; so is the SIGKILL chain's
+# repair (test_faults_kill.py); the API server chain (test_faults_apiserver.py) runs ansible-core's default engine.
+# README, Test suite.
 ANSIBLE_ENGINE = "mitogen"
 
 NFD_NS = "openshift-nfd"
