@@ -17,9 +17,25 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 
 READ_FIELDS = ("key", "api_version", "kind", "name", "namespace", "label_selectors", "field_selectors", "skip")
+READ_OPTIONS = dict(
+    key=dict(type="str", no_log=False),
+    api_version=dict(type="str", default="v1"),
+    kind=dict(type="str", required=True),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selectors=dict(type="list", elements="str"),
+    field_selectors=dict(type="list", elements="str"),
+    skip=dict(type="bool", default=False),
+)
+
+
+def argument_spec():
+    """k8s_read's options (here, not in the module, so that another module can take them as a follower)."""
+    return module_spec(reads=dict(type="list", elements="dict", required=True, options=READ_OPTIONS))
 
 
 def check_reads(reads):
@@ -45,6 +61,11 @@ def check_reads(reads):
         # its variable; a second check here would stop it with a message about reads[i] instead).
         checked.append(read)
     return checked
+
+
+def check_params(params):
+    """The rules a follower's options are checked by (follow.check), as the module checks its own."""
+    check_reads(params["reads"])
 
 
 def skipped_result(read):

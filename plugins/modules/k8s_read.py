@@ -119,24 +119,8 @@ found:
   sample: {"Namespace": [], "Node": [{"metadata": {"name": "gpu-1"}}]}
 """
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import new_module, run_module
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s_read import run
-
-READ_OPTIONS = dict(
-    key=dict(type="str", no_log=False),
-    api_version=dict(type="str", default="v1"),
-    kind=dict(type="str", required=True),
-    name=dict(type="str"),
-    namespace=dict(type="str"),
-    label_selectors=dict(type="list", elements="str"),
-    field_selectors=dict(type="list", elements="str"),
-    skip=dict(type="bool", default=False),
-)
-
-
-def argument_spec():
-    return module_spec(reads=dict(type="list", elements="dict", required=True, options=READ_OPTIONS))
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s_read import argument_spec, run
 
 
 def main():

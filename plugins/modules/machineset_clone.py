@@ -197,6 +197,15 @@ options:
       - O(wait_timeout) defaults to 900 seconds here and must be at least 10 and at least O(wait_sleep).
     type: bool
     default: false
+  k8s_read:
+    description:
+      - The options of M(gpuops.cluster.k8s_read) (C(reads)), without its connection options. After this module's own
+        work (in check mode too, as they only read), those reads are made as k8s_read makes them, in this module run;
+        RV(k8s_read) holds what k8s_read returns. One module start fewer for a role that plans and reads (the
+        gpu_machineset role reads the GPU MachineSets it made before and the ClusterAutoscaler with its plan).
+      - Checked by k8s_read's own rules before anything is read or written (a bad one fails the task naming
+        C(k8s_read.<option>)). Not made when this module fails.
+    type: dict
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
@@ -206,6 +215,7 @@ notes:
     without it.
 seealso:
   - module: gpuops.cluster.nfd_labels
+  - module: gpuops.cluster.k8s_read
 """
 
 EXAMPLES = r"""
@@ -355,6 +365,12 @@ duration:
   returned: always
   type: float
   sample: 3.2
+k8s_read:
+  description: With O(k8s_read), what M(gpuops.cluster.k8s_read) returns for those reads (C(answers), C(found)).
+  returned: when O(k8s_read) is given
+  type: dict
+  sample: {"answers": [{"item": {"key": "ClusterAutoscaler", "kind": "ClusterAutoscaler", "name": "default"},
+            "api_found": true, "resources": []}], "found": {"ClusterAutoscaler": []}}
 """
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec, wait_spec
@@ -394,6 +410,7 @@ def argument_spec():
         validate_instance_type=dict(type="bool", default=False),
         aws_profile=dict(type="str"),
         aws_endpoint_url=dict(type="str"),
+        k8s_read=dict(type="dict"),
     )
 
 

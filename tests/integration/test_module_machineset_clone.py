@@ -336,6 +336,38 @@ def test_second_source_in_same_zone_is_refused_not_taken_over(cluster, ansible_t
     assert get_ms(cluster, target)["spec"] == first["spec"]
 
 
+def test_the_plan_makes_the_reads_it_is_given_in_its_module_run(cluster, ansible_task, workers):
+    """The gpu_machineset role's plan: machineset_clone in check mode with a k8s_read follower, which reads what the
+    role made before (by owner label) and the ClusterAutoscaler default, as k8s_read would; no write."""
+    source = workers[0]
+    made = ansible_task(
+        MODULE, {"source": source, "instance_type": GPU_TYPE, "replicas": 0, "labels": {TEST_LABEL: "x"}}
+    )
+    assert not made.get("failed") and made["changed"] is True, made
+    reads = {
+        "reads": [
+            {
+                "api_version": GROUP + "/" + VERSION,
+                "kind": "MachineSet",
+                "namespace": NS,
+                "label_selectors": [TEST_LABEL + "=x"],
+            },
+            {"api_version": "autoscaling.openshift.io/v1", "kind": "ClusterAutoscaler", "name": "default"},
+            {"kind": "Node", "key": "skipped", "skip": True},
+        ]
+    }
+    mark = cluster.audit.mark()
+    result = ansible_task(MODULE, {"all_workers": True, "instance_type": GPU_TYPE, "k8s_read": reads}, check=True)
+    assert not result.get("failed"), result
+    assert result["changed"] is True and len(result["machinesets"]) == len(workers)
+    assert [m["metadata"]["name"] for m in result["k8s_read"]["found"]["MachineSet"]] == [gpu_name(source)]
+    assert result["k8s_read"]["found"]["ClusterAutoscaler"] == [] and result["k8s_read"]["found"]["skipped"] == []
+    assert [a["api_found"] for a in result["k8s_read"]["answers"]] == [True, True, None]
+    assert cluster.audit.writes_since(mark, include_dry_run=True) == []
+    # Without the option, nothing is read for it and nothing comes back.
+    assert "k8s_read" not in ansible_task(MODULE, {"all_workers": True, "instance_type": GPU_TYPE}, check=True)
+
+
 # --------------------------------------------------------------------------- bad inputs
 
 
@@ -361,6 +393,12 @@ BAD_INPUTS = [
         {"source": "{w0}", "instance_type": GPU_TYPE, "node_labels": {"nvidia.com/Bad Key": "x"}},
         "node_labels",
         "nvidia.com/Bad Key",
+    ),
+    (
+        "bad_follower_read",
+        {"source": "{w0}", "instance_type": GPU_TYPE, "k8s_read": {"reads": [{"kind": "Node"}, {"kind": "Node"}]}},
+        "k8s_read.reads",
+        "is also the key of reads[0]",
     ),
     (
         "timeout_too_small",

@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.gpuops.cluster.plugins.module_utils import follow
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import (
     MANAGED_BY,
     MANAGED_BY_LABEL,
@@ -255,10 +256,23 @@ def _machineset_resource(svc):
     return resource
 
 
+def _k8s_read():
+    from ansible_collections.gpuops.cluster.plugins.module_utils import k8s_read
+
+    return "gpuops.cluster.k8s_read", k8s_read.argument_spec, k8s_read.check_params, k8s_read.run
+
+
+# machineset_clone's follower: the gpu_machineset role's reads (the GPU MachineSets it made before, the
+# ClusterAutoscaler) in its plan's module run: one module start fewer on every OpenShift run.
+FOLLOWERS = (("k8s_read", _k8s_read),)
+
+
 def run(module, client, svc):
     """machineset_clone: create / update / delete GPU MachineSets cloned from worker MachineSets."""
     started = time.monotonic()
     plan = validate_params(module.params)
+    # Checked before any read or write, as k8s_ensure checks its followers.
+    asked = follow.check(module.params, FOLLOWERS)
     resource = _machineset_resource(svc)
     out = Outcome(plan["namespace"])
     machinesets = list_machinesets(client, resource, out.namespace)
@@ -282,4 +296,5 @@ def run(module, client, svc):
     result["duration"] = round(time.monotonic() - started, 3)
     for warning in out.warnings:
         module.warn(warning)
+    follow.run(module, client, svc, asked, result, FOLLOWERS)
     return result

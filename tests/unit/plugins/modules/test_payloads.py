@@ -72,6 +72,12 @@ def test_platform_info_carries_the_ledger_it_asks_and_none_of_k8s_ensures_follow
     assert not files & set(FOLLOWER_FILES + ("ensure/task.py", "gpu_validate/runner.py"))
 
 
+def test_machineset_clone_carries_the_reads_it_follows_with_and_none_of_k8s_ensures_followers():
+    files = payload_files("machineset_clone")
+    assert {"follow.py", "k8s_read.py", "machineset/runner.py"} <= files
+    assert not files & set(FOLLOWER_FILES + ("ensure/task.py", "ensure/runner.py", "gpu_validate/runner.py"))
+
+
 def test_gpu_timeline_carries_the_ledger_it_records_and_none_of_k8s_ensures_followers():
     files = payload_files("gpu_timeline")
     assert {"follow.py", "ledger.py", "ensure/runner.py"} <= files
