@@ -20,7 +20,6 @@ __metaclass__ = type
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import module_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 
-READ_FIELDS = ("key", "api_version", "kind", "name", "namespace", "label_selectors", "field_selectors", "skip")
 READ_OPTIONS = dict(
     key=dict(type="str", no_log=False),
     api_version=dict(type="str", default="v1"),

@@ -7,8 +7,10 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.gpuops.cluster.plugins.module_utils import follow
 from ansible_collections.gpuops.cluster.plugins.module_utils.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s_read import check_reads
+from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import runner as machineset_runner
 
 
 def test_keys_default_to_the_kind_and_must_be_unique():
@@ -32,8 +34,6 @@ def test_bad_reads_name_the_option(reads, words):
 
 
 # machineset_clone's k8s_read follower (the gpu_machineset role's reads in its plan's module run).
-from ansible_collections.gpuops.cluster.plugins.module_utils import follow  # noqa: E402
-from ansible_collections.gpuops.cluster.plugins.module_utils.machineset import runner as machineset_runner  # noqa: E402
 
 
 def test_the_reads_a_plan_follows_come_back_with_k8s_reads_defaults():
