@@ -43,6 +43,8 @@ PREFLIGHT_TASKS = (
     "Refuse to take over a ClusterAutoscaler gpuops did not create",
 )
 STATE_TASK = "Detect the platform and read the GPU nodes (once per run)"
+AUTOSCALERS_TASK = "MachineAutoscalers and the ClusterAutoscaler"
+AUTOSCALERS_REMOVAL = "Remove the MachineAutoscalers and the ClusterAutoscaler this role created"
 
 
 def custom(cluster):
@@ -288,6 +290,28 @@ def test_rerun_changes_nothing_and_sends_no_write(cluster):
     assert "ready" in result_of(out, "Check every GPU MachineSet has its Machines Running and Nodes Ready")["msg"]
 
 
+def test_autoscaling_turned_off_prunes_its_objects_then_starts_no_autoscaler_task(cluster):
+    """The plan reads this role's autoscaling objects: turned off, the apply prunes them; then, with none to apply
+    and none to prune, its task is skipped (one module run fewer on every run without autoscaling)."""
+    out = run_role(cluster, ROLE, {})
+    assert failed_message(out) is None, failed_message(out)
+    pruned = result_of(out, AUTOSCALERS_TASK)["pruned"]
+    assert sorted((o["kind"], o["name"]) for o in pruned) == [
+        ("ClusterAutoscaler", "default"),
+        ("MachineAutoscaler", GPU_MS),
+    ], pruned
+    assert cluster_autoscaler(cluster) is None
+    assert [m for m in machine_autoscalers(cluster) if m["metadata"]["name"] == GPU_MS] == []
+    assert any("ClusterAutoscaler default deleted" in line for line in debug_lines(out)), debug_lines(out)
+
+    mark = cluster.audit.mark()
+    out = run_role(cluster, ROLE, {})
+    assert failed_message(out) is None, failed_message(out)
+    assert result_of(out, AUTOSCALERS_TASK).get("skipped"), result_of(out, AUTOSCALERS_TASK)
+    assert changed_tasks(out) == []
+    assert_zero_writes(cluster, mark)
+
+
 def test_verify_names_the_machineset_machine_node_and_cause(cluster):
     from simopenshift import control
 
@@ -348,6 +372,8 @@ def test_absent_removes_everything_and_a_second_absent_changes_nothing(cluster):
     assert changed_tasks(out) == []
     assert_zero_writes(cluster, mark)
     assert "nothing" in debug_lines(out, "Say what the absent state did")
+    # Nothing of this role's left to prune: no module run for it.
+    assert result_of(out, AUTOSCALERS_REMOVAL).get("skipped"), result_of(out, AUTOSCALERS_REMOVAL)
 
 
 @pytest.mark.parametrize(
