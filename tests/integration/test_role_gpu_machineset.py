@@ -5,7 +5,8 @@
 
 The tests run in file order and build on each other: check mode on the fresh
 cluster, bad inputs, converge (1 zone x 1 replica with autoscaling objects),
-the no-op re-run, verify failures, absent twice. The module fixture removes
+the no-op re-run, autoscaling turned off (pruned, then no module run for it),
+verify failures, absent twice. The module fixture removes
 whatever is left at the end, so later test files find the cluster as it was.
 """
 
