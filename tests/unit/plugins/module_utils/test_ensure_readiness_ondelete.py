@@ -60,3 +60,14 @@ def test_the_readiness_wait_looks_soon_then_backs_off(monkeypatch):
         item.resource = object()
     assert readiness.wait_all(None, items, 300, 5, lambda line: None) == 1
     assert calls == [("d", 300, 5, 0.5)]  # the DaemonSet only: a ConfigMap has no readiness
+
+
+def test_a_look_without_an_object_is_not_ready_and_a_deletion_is_gone():
+    """kubernetes.core's Waiter calls the predicate with None after a look the API server did not answer (and then
+    raises that error) or when the object is not found; its own DaemonSet predicate would fail on None."""
+    obj = ds("RollingUpdate", updated=2)
+    lines = []
+    watched = readiness._watch(Item(0, obj), readiness._ready_predicate(Item(0, obj)), lines.append, absent=False)
+    assert watched(None) is False and lines == []
+    gone = readiness._watch(Item(0, obj), readiness.resource_absent, lines.append, absent=True)
+    assert gone(None) is True and lines == ["DaemonSet n/d: gone"]
