@@ -245,22 +245,30 @@ def run_module(module, runner):
     try:
         client, svc = connect(module)
         result = runner(module, client, svc)
-    except GpuopsError as exc:
-        kwargs = dict(exc.details)
-        if exc.param:
-            kwargs["param"] = exc.param
-        module.fail_json(msg=to_text(exc), **kwargs)
-    except CoreException as exc:
-        module.fail_json(
-            msg=describe_api_error(exc, module.params, server_of(client)), exception=traceback.format_exc()
-        )
     except Exception as exc:
-        if _status_of(exc) is not None or type(exc).__module__.partition(".")[0] in ("urllib3", "http"):
-            module.fail_json(
-                msg=describe_api_error(exc, module.params, server_of(client)), exception=traceback.format_exc()
-            )
-        raise
+        failure = failure_of(exc, module.params, client)
+        if failure is None:
+            raise
+        module.fail_json(**failure)
     module.exit_json(**result)
+
+
+def failure_of(exc, params, client=None):
+    """What ``fail_json`` is given for an error a runner raised: its message naming what to fix (the parameter and
+    the error's details with a GpuopsError; the API server's answer or the connection's fate described, with the
+    traceback, for an API error); None for any other error, a bug, which is raised as it is."""
+    if isinstance(exc, GpuopsError):
+        failure = dict(exc.details, msg=to_text(exc))
+        if exc.param:
+            failure["param"] = exc.param
+        return failure
+    if (
+        isinstance(exc, CoreException)
+        or _status_of(exc) is not None
+        or type(exc).__module__.partition(".")[0] in ("urllib3", "http")
+    ):
+        return dict(msg=describe_api_error(exc, params, server_of(client)), exception=traceback.format_exc())
+    return None
 
 
 # One managed-by label on everything the collection creates (modules and roles).

@@ -150,6 +150,19 @@ options:
         description: For each pod that is not ready, read this many last lines of its log (0 reads none).
         type: int
         default: 0
+  driver_container_build:
+    description:
+      - The options of M(gpuops.cluster.driver_container_build), without its connection options (this module's are
+        used). After the writes and the wait (the namespace, service account and RBAC the builds run under), the
+        driver images are built (or named) as driver_container_build does, in this module run;
+        RV(driver_container_build) holds what it returns, and what it built or pruned makes this task changed.
+      - Checked by driver_container_build's own rules (its exclusive options too) before anything is written; a
+        bad one fails the task naming C(driver_container_build.<option>). A build that fails, or any other error
+        of its own, does not fail this task; RV(driver_container_build) then holds C(failed=true), C(msg) and
+        C(param), what a task running driver_container_build registers with C(failed_when=false).
+      - Runs under the same conditions as O(gpu_validate), first of the options that follow the writes. In check
+        mode it does not run, and the caller runs driver_container_build itself to say what it would build.
+    type: dict
   node_taints:
     description:
       - The options of M(gpuops.cluster.node_taints), without its connection options (this module's are used).
@@ -295,6 +308,16 @@ operand_pods:
   sample: {"nodes": [{"node": "gpu-1", "pod": "nvidia-dcgm-exporter-x7k2p", "ready": true, "settling": false,
            "state": "Running, ready", "containers": ["nvidia-dcgm-exporter"]}], "not_ready": [], "pods": 1,
            "summary": "app=nvidia-dcgm-exporter pods in nvidia-gpu, ready on 1 of 1 node(s)"}
+driver_container_build:
+  description:
+    - With O(driver_container_build), what M(gpuops.cluster.driver_container_build) returns for those options
+      (C(images) per kernel, C(kernels), C(builds), C(stale), C(pruned)); C(failed), C(msg) and C(param) when it
+      failed.
+  returned: when O(driver_container_build) is set, in a present run outside check mode whose wait ended ready
+  type: dict
+  sample: {"changed": false, "strategy": "driver-toolkit", "platform": "openshift",
+           "images": {"5.14.0-427.22.1.el9_4.x86_64": "<repository>:550.90.07-5.14.0-427.22.1.el9_4.x86_64-rhel9.4"},
+           "stale": [], "pruned": [], "builds": []}
 node_taints:
   description: With O(node_taints), what M(gpuops.cluster.node_taints) returns for those options.
   returned: when O(node_taints) is set, in a present run outside check mode whose wait ended ready
@@ -357,6 +380,7 @@ def argument_spec():
         fail_on_timeout=dict(type="bool", default=True),
         wait_exclude=dict(type="list", elements="str", default=[]),
         operand_pods=dict(type="dict", options=copy.deepcopy(OPERAND_POD_OPTIONS)),
+        driver_container_build=dict(type="dict"),
         node_taints=dict(type="dict"),
         driver_rollout=dict(type="dict"),
         gpu_validate=dict(type="dict"),

@@ -33,8 +33,9 @@ PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_plugin
 STACK_NS = "nvidia-gpu-driver"
 
 # Where each state of site.yml is cut: (state, task of its role, when). ``write``: once the task's first write
-# reached the API server, so the state has written part of its objects; ``start``: before the task runs (a state
-# that only reads). The task names are the roles'; a renamed task fails the test with "never reached".
+# reached the API server, so the state has written part of its objects (``write:<resource>,...``: its first write
+# of one of those resources); ``start``: before the task runs (a state that only reads). The task names are the
+# roles'; a renamed task fails the test with "never reached".
 CUTS = (
     ("preflight", "Read the cluster (version and APIs, this identity's access, the platform, the nodes)", "start"),
     ("gpu_machineset", "Clone one GPU MachineSet per selected zone from the worker MachineSets", "write"),
@@ -45,7 +46,12 @@ CUTS = (
         "until ready)",
         "write",
     ),
-    ("driver", "Build (or name) one driver image per kernel of the GPU nodes", "write"),
+    # In the build, after the namespace and RBAC of the same module run (its driver_container_build follower).
+    (
+        "driver",
+        "Ensure the driver namespace, service account and RBAC, then build (or name) one driver image per kernel",
+        "write:imagestreams,buildconfigs,builds",
+    ),
     ("container_toolkit", "Ensure the toolkit service account, RuntimeClass and DaemonSet", "write"),
     (
         "device_plugin",
@@ -220,9 +226,9 @@ def failure_of(result):
     return final, failed
 
 
-def wait_first_write(cluster, offset, run, timeout=60):
-    """Wait until the audit log shows a write by the run's identity after ``offset`` (or the run moved on to
-    another task, or ended). Returns the write's summary, or None."""
+def wait_first_write(cluster, offset, run, timeout=60, resources=()):
+    """Wait until the audit log shows a write by the run's identity after ``offset`` (of one of ``resources``, when
+    given), or the run moved on to another task, or ended. Returns the write's summary, or None."""
     tasks = len(run.tasks())
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -240,6 +246,7 @@ def wait_first_write(cluster, offset, run, timeout=60):
                 and ref.get("resource") not in REVIEWS
                 and ev.get("user", {}).get("username") == cluster.audit.user
                 and "dryRun=All" not in ev.get("requestURI", "")
+                and (not resources or ref.get("resource") in resources)
             ):
                 return "{0} {1} {2}/{3}".format(
                     ev["verb"], ref.get("resource"), ref.get("namespace", ""), ref.get("name")
@@ -259,7 +266,7 @@ def cut(run, index, cluster, when, fault):
         run.release(index)
     else:
         run.release(index)
-        first = wait_first_write(cluster, offset, run)
+        first = wait_first_write(cluster, offset, run, resources=tuple(r for r in when[6:].split(",") if r))
         fault()
     return first
 

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Mapping, Optional, Tuple
 
 from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.common.validation import check_mutually_exclusive, check_required_by
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import (
     module_spec,
@@ -277,3 +278,16 @@ def argument_spec():
 
 MUTUALLY_EXCLUSIVE = [("dockerfile", "git_uri")]
 REQUIRED_BY = {"git_ref": "git_uri", "context_dir": "git_uri", "os_release": "kernel_versions"}
+
+
+def check_params(params):
+    """The module's checks beyond its argument spec, for its options given to another module (k8s_ensure's
+    follower): the exclusive options and those that need another, as AnsibleModule checks them, then
+    :func:`validate_params`."""
+    given = dict((key, value) for key, value in params.items() if value is not None)
+    try:
+        check_mutually_exclusive(MUTUALLY_EXCLUSIVE, given)
+        check_required_by(REQUIRED_BY, given)
+    except TypeError as exc:
+        raise GpuopsError(to_text(exc))
+    validate_params(params)

@@ -15,7 +15,7 @@ __metaclass__ = type
 
 from ansible.module_utils.common.dict_transformations import dict_merge
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.common import Progress
+from ansible_collections.gpuops.cluster.plugins.module_utils.common import Progress, failure_of
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.api import apply, prune, resource, start_build
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.kernels import check_kernel_infos
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build.module_type import (
@@ -165,6 +165,21 @@ def run(module, client, svc):
     """driver_container_build, the module's edge: its parameters, check mode and diff become one ``Config``."""
     cfg = validate_params(module.params, check_mode=module.check_mode, diff=module._diff)
     return ensure(cfg, client, svc, Progress(module))
+
+
+def run_followed(module, client, svc):
+    """:func:`run` as another module's follower (k8s_ensure's, after the driver role's namespace and RBAC): a failure
+    (a failed build, a bad kernel, an API server that went away) is its result, ``failed`` and what the module's
+    ``fail_json`` would say (common.failure_of), as the module's task registers it with ``failed_when: false``. The
+    role reports it with the state's name, as it does the module's, even where the task it follows is ``no_log``
+    (the entitlement's Secret)."""
+    try:
+        return run(module, client, svc)
+    except Exception as exc:
+        failure = failure_of(exc, module.params, client)
+        if failure is None:
+            raise
+        return dict(failure, failed=True)
 
 
 def ensure(cfg, client, svc, progress):

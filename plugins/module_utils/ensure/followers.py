@@ -4,9 +4,10 @@
 """k8s_ensure's followers: what a role runs right after the writes and the wait, in the same module run, so that
 the state starts one module fewer (a module start is most of a no-op task's time).
 
-Each option is named after its module and takes that module's options: ``node_taints``, ``driver_rollout``,
-``gpu_validate``, ``nfd_labels``, ``k8s_dry_run``, run in that order. Each is checked by that module's own argument
-spec and rules before anything is written, and its result comes back as that module's task would register it.
+Each option is named after its module and takes that module's options: ``driver_container_build``,
+``node_taints``, ``driver_rollout``, ``gpu_validate``, ``nfd_labels``, ``k8s_dry_run``, run in that order. Each is
+checked by that module's own argument spec and rules before anything is written, and its result comes back as that
+module's task would register it.
 A follower runs only after a wait that ended ready (and, with ``operand_pods``, every pod ready), and not in check
 mode: otherwise it does not run, and the role runs the module itself (to explain a timeout, or to say what check
 mode would do), as it always did.
@@ -17,6 +18,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils import follow
+
+
+def _build():
+    from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build import params, runner
+
+    return "gpuops.cluster.driver_container_build", params.argument_spec, params.check_params, runner.run_followed
 
 
 def _validate():
@@ -49,9 +56,10 @@ def _dry_run():
     return "gpuops.cluster.k8s_dry_run", dry_run.argument_spec, dry_run.check_params, dry_run.run
 
 
-# In the order they run: the taints (the scheduling state's) and the driver rollout (the driver state's) write, the
-# others read or check.
+# In the order they run: the driver images (built in the namespace the driver state's objects make), the taints (the
+# scheduling state's) and the driver rollout (the driver state's) write, the others read or check.
 FOLLOWERS = (
+    ("driver_container_build", _build),
     ("node_taints", _taints),
     ("driver_rollout", _rollout),
     ("gpu_validate", _validate),

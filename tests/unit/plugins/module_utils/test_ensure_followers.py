@@ -11,6 +11,8 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.args import own_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.common import GpuopsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build import params as build_params
+from ansible_collections.gpuops.cluster.plugins.module_utils.driver_build import runner as build_runner
 from ansible_collections.gpuops.cluster.plugins.module_utils.driver_rollout import params as rollout_params
 from ansible_collections.gpuops.cluster.plugins.module_utils.dry_run import argument_spec as dry_run_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.ensure import followers
@@ -65,6 +67,27 @@ def test_given_options_come_back_with_their_module_defaults():
             "needs apiVersion and kind",
         ),
         ("k8s_dry_run", {}, "k8s_dry_run", "definitions"),
+        ("driver_container_build", {}, "driver_container_build", "driver_version"),
+        # The module's exclusive options and those that need another, as AnsibleModule checks them.
+        (
+            "driver_container_build",
+            {"driver_version": "550.90.07", "dockerfile": "FROM x", "git_uri": "https://example.com/d.git"},
+            "driver_container_build",
+            "mutually exclusive: dockerfile|git_uri",
+        ),
+        (
+            "driver_container_build",
+            {"driver_version": "550.90.07", "git_ref": "main"},
+            "driver_container_build",
+            "git_uri",
+        ),
+        ("driver_container_build", {"driver_version": "5.5"}, "driver_container_build.driver_version", "full version"),
+        (
+            "driver_container_build",
+            {"driver_version": "550.90.07", "wait_timeout": 5},
+            "driver_container_build.wait_timeout",
+            "too short",
+        ),
         ("driver_rollout", {}, "driver_rollout", "namespace"),
         ("driver_rollout", {"namespace": "drv", "canary": -1}, "driver_rollout.canary", "no canary"),
         ("driver_rollout", {"namespace": "Drv_1"}, "driver_rollout.namespace", "namespace"),
@@ -97,9 +120,58 @@ def test_taints_and_dry_runs_come_back_with_their_module_defaults():
     assert checked["k8s_dry_run"]["namespace"] is None
 
 
-def test_the_taints_run_first_and_the_dry_runs_last():
-    assert [option for option, dummy in followers.FOLLOWERS][0] == "node_taints"
+def test_the_driver_images_are_built_first_then_the_taints_and_the_dry_runs_last():
+    assert [option for option, dummy in followers.FOLLOWERS][:2] == ["driver_container_build", "node_taints"]
     assert [option for option, dummy in followers.FOLLOWERS][-1] == "k8s_dry_run"
+
+
+def test_the_build_comes_back_with_its_module_defaults():
+    build = followers.check({"driver_container_build": {"driver_version": "550.90.07", "node_names": ["gpu-1"]}})[
+        "driver_container_build"
+    ]
+    assert build["strategy"] == "auto" and build["namespace"] == "nvidia-gpu-operator" and build["prune_stale"] is False
+    assert build["node_names"] == ["gpu-1"] and build["entitlement_secret"] == "etc-pki-entitlement"
+
+
+def test_a_failed_build_is_the_followers_result_not_a_failure(monkeypatch):
+    """As the driver role's own build task registers it (failed_when: false; the message as fail_json gives it,
+    the param first): the role names the state."""
+
+    def fails(module, client, svc):
+        raise GpuopsError("1 of 1 driver build(s) failed: build d-1 Failed", param="wait_timeout", builds=["d-1"])
+
+    monkeypatch.setattr(build_runner, "run", fails)
+    module = type("Borrowed", (), {"params": {"namespace": "nvidia-gpu-driver"}})()
+    result = build_runner.run_followed(module, None, None)
+    assert result == {
+        "failed": True,
+        "msg": "wait_timeout: 1 of 1 driver build(s) failed: build d-1 Failed",
+        "param": "wait_timeout",
+        "builds": ["d-1"],
+    }
+    monkeypatch.setattr(build_runner, "run", lambda module, client, svc: {"changed": True, "images": {}})
+    assert build_runner.run_followed(module, None, None) == {"changed": True, "images": {}}
+
+
+def test_an_api_server_gone_during_the_build_is_the_followers_result_and_a_bug_is_raised(monkeypatch):
+    """Said as the module's fail_json says it, so that the role shows it even where the task it follows is no_log."""
+    from urllib3.exceptions import NewConnectionError
+
+    def refused(module, client, svc):
+        raise NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused")
+
+    monkeypatch.setattr(build_runner, "run", refused)
+    module = type("Borrowed", (), {"params": {"namespace": "nvidia-gpu-driver"}})()
+    result = build_runner.run_followed(module, None, None)
+    assert result["failed"] is True and "cannot reach the Kubernetes API" in result["msg"], result
+    assert "Traceback" in result["exception"]
+
+    def bug(module, client, svc):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(build_runner, "run", bug)
+    with pytest.raises(ValueError):
+        build_runner.run_followed(module, None, None)
 
 
 def test_the_driver_rollout_writes_before_the_checks_and_comes_back_with_its_defaults():
@@ -119,6 +191,7 @@ def test_the_followers_specs_are_their_modules_specs_without_the_connection():
         (taints_spec(), "taints"),
         (dry_run_spec(), "definitions"),
         (rollout_params.argument_spec(), "max_unavailable"),
+        (build_params.argument_spec(), "kernel_versions"),
     ):
         own = own_options(spec)
         assert "kubeconfig" in spec and "kubeconfig" not in own and option in own

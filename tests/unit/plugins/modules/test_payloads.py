@@ -19,7 +19,14 @@ import pytest
 
 MODULES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "modules"))
 # What only k8s_ensure's followers (and the operand pods' report) need.
-FOLLOWER_FILES = ("ensure/followers.py", "driver_rollout/runner.py", "nfd/runner.py", "node_taints.py", "dry_run.py")
+FOLLOWER_FILES = (
+    "ensure/followers.py",
+    "driver_build/runner.py",
+    "driver_rollout/runner.py",
+    "nfd/runner.py",
+    "node_taints.py",
+    "dry_run.py",
+)
 # Run in a new interpreter: the plugin loader it initialises installs Ansible's collection finder process-wide.
 FINDER = """
 import datetime, io, json, sys, zipfile
