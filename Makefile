@@ -63,7 +63,7 @@ binaries: ## build (cold, ~tens of minutes) or reuse the cached control-plane bi
 cluster-binaries: ## build or reuse the control plane alone (etcd, Kubernetes, kwok): what a local cluster runs
 	@bash tests/localcluster/build.sh >/dev/null
 
-promtool: ## build or reuse promtool alone (the unit test of the monitoring role's alerts runs it)
+promtool: ## build or reuse promtool alone (the oracle test of the monitoring role's alerts runs it)
 	@bash tests/monitoring/build_promtool.sh >/dev/null
 
 oracle-binaries: ## build or reuse the oracle programs alone (device plugin loader, toolkit installer, containerd, helm)
@@ -80,7 +80,7 @@ style: venv ## black --check and ruff (pyflakes, pycodestyle, imports, complexit
 unit: collection ## unit tests (pure functions, module argument handling)
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
 
-oracles: collection oracle-binaries ## the roles' rendered configs through upstream code (device plugin loader, toolkit installer, containerd)
+oracles: collection oracle-binaries promtool ## the roles' rendered configs through upstream code (device plugin loader, toolkit installer, containerd, promtool)
 	$(BIN)/pytest -q tests/oracles $(PYTEST_ARGS)
 
 sanity: venv ## ansible-test sanity on a clean copy of the tracked tree
@@ -120,11 +120,12 @@ check: venv collection ## the inner loop: style, unit tests and ansible-test san
 	$(MAKE) --no-print-directory -j2 --output-sync=target style unit sanity
 
 # make test, on a cold cache (README, Test suite):
-# 1. the control plane and promtool build next to the checks that need no cluster (venv, style, unit, sanity, lint,
+# 1. the control plane builds next to the checks that need no cluster (venv, style, unit, sanity, lint,
 #    build-collection), two jobs at a time (-j2, each target's output kept together by -O);
 # 2. the integration tests start as soon as those pass, while the oracle programs (helm, the device plugin's loader,
-#    the toolkit installer, four containerds), started at nice 19 with step 1, build on in the cycles the tests leave
-#    idle (test_gpu_operator_helm.py builds or waits for helm itself); their log is printed when they are done;
+#    the toolkit installer, four containerds) and then promtool, started at nice 19 with step 1, build on in the
+#    cycles the tests leave idle (test_gpu_operator_helm.py builds or waits for helm itself); their log is printed
+#    when they are done;
 # 3. the oracle tests and molecule.
 # A failure stops the run after its step (the oracle build, a process group of its own, is then stopped too, as on
 # Ctrl-C or SIGTERM: the EXIT trap; a terminal's Ctrl-C reaches only the foreground process group); the
@@ -132,15 +133,16 @@ check: venv collection ## the inner loop: style, unit tests and ansible-test san
 # autogroup (Linux, sched_autogroup_enabled), whose share nice does not lower: in the clean clone of 3946934 they
 # were started that way at nice 19 and still finished (608 s) inside the control plane's build (656 s), on cores
 # 98 % busy.
-test: ## everything CI runs: style, unit, sanity, lint, build-collection next to the control plane's build; then integration (the oracle programs building beside it), oracles, molecule
+test: ## everything CI runs: style, unit, sanity, lint, build-collection next to the control plane's build; then integration (the oracle programs and promtool building beside it), oracles, molecule
 	@mkdir -p reports; log=reports/oracle-build.log; \
-	set -m; nice -n 19 bash tests/oracles/build.sh > $$log 2>&1 & opid=$$!; set +m; \
+	set -m; nice -n 19 bash -c 'bash tests/oracles/build.sh && bash tests/monitoring/build_promtool.sh' > $$log 2>&1 & \
+	  opid=$$!; set +m; \
 	trap 'kill -- -'$$opid' 2>/dev/null' EXIT; \
-	rc=0; $(MAKE) --no-print-directory -j2 --output-sync=target cluster-binaries promtool style unit sanity lint \
+	rc=0; $(MAKE) --no-print-directory -j2 --output-sync=target cluster-binaries style unit sanity lint \
 	  build-collection || rc=$$?; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory integration || rc=$$?; fi; \
 	[ $$rc -eq 0 ] || kill -- -$$opid 2>/dev/null; \
-	wait $$opid; orc=$$?; trap - EXIT; echo "======== the oracle programs, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
+	wait $$opid; orc=$$?; trap - EXIT; echo "======== the oracle programs and promtool, built beside (exit $$orc) ========"; grep -v '^go: downloading' $$log; \
 	if [ $$rc -eq 0 ] && [ $$orc -ne 0 ]; then rc=$$orc; fi; \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory oracles molecule || rc=$$?; fi; \
 	exit $$rc
