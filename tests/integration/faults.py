@@ -266,7 +266,9 @@ def cut(run, index, cluster, when, fault):
         run.release(index)
     else:
         run.release(index)
-        first = wait_first_write(cluster, offset, run, resources=tuple(r for r in when[6:].split(",") if r))
+        first = wait_first_write(
+            cluster, offset, run, resources=tuple(r for r in when.partition(":")[2].split(",") if r)
+        )
         fault()
     return first
 

@@ -90,8 +90,8 @@ def _ready_predicate(item):
 def _watch(item, predicate, progress, absent):
     """The predicate, reporting each look (the last line of an object says how it ended).
 
-    kubernetes.core's Waiter calls it with None when the object is not found and after a look the API server did not
-    answer (it raises that error once the predicate has spoken): kubernetes.core's own readiness predicates read
+    kubernetes.core's Waiter calls it with None when the object is not found, and when the API server has not answered
+    a look yet (it raises that error once the predicate has spoken): kubernetes.core's own readiness predicates read
     ``.status`` and would fail on None ("'NoneType' object has no attribute 'status'", seen with the API server
     stopped during the toolkit's DaemonSet wait). Nothing there is not ready yet; for a deletion, gone."""
 
